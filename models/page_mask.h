@@ -1,0 +1,113 @@
+// A 512-bit mask over the 4 KB pages of one 2 MB VA block, with the word-level operations the
+// driver model needs (64 KB big-page tests, contiguous runs, popcounts over aligned ranges).
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstdint>
+
+#include "sim/types.h"
+
+namespace uvmsim {
+
+class PageMask {
+ public:
+  static constexpr unsigned kBits = kPagesPerBlock;
+  static constexpr unsigned kWords = kBits / 64;
+
+  bool test(unsigned i) const { return (w_[i >> 6] >> (i & 63)) & 1u; }
+  void set(unsigned i) { w_[i >> 6] |= std::uint64_t{1} << (i & 63); }
+  void reset(unsigned i) { w_[i >> 6] &= ~(std::uint64_t{1} << (i & 63)); }
+  void clear() { w_.fill(0); }
+  /// Sets pages [first, last).
+  void set_range(unsigned first, unsigned last) {
+    for (unsigned i = first; i < last;) {
+      if ((i & 63) == 0 && i + 64 <= last) {
+        w_[i >> 6] = ~std::uint64_t{0};
+        i += 64;
+      } else {
+        set(i++);
+      }
+    }
+  }
+  /// Number of set pages in [first, last).
+  unsigned count_range(unsigned first, unsigned last) const {
+    unsigned n = 0;
+    for (unsigned i = first; i < last;) {
+      if ((i & 63) == 0 && i + 64 <= last) {
+        n += static_cast<unsigned>(std::popcount(w_[i >> 6]));
+        i += 64;
+      } else {
+        n += test(i++);
+      }
+    }
+    return n;
+  }
+  unsigned count() const {
+    unsigned n = 0;
+    for (auto w : w_) n += static_cast<unsigned>(std::popcount(w));
+    return n;
+  }
+  bool any() const {
+    for (auto w : w_)
+      if (w) return true;
+    return false;
+  }
+  bool none() const { return !any(); }
+  /// True if all 16 pages of big page `bp` (0..31) are set.
+  bool big_page_full(unsigned bp) const {
+    return ((w_[bp >> 2] >> ((bp & 3) * 16)) & 0xFFFFu) == 0xFFFFu;
+  }
+  bool big_page_any(unsigned bp) const { return ((w_[bp >> 2] >> ((bp & 3) * 16)) & 0xFFFFu) != 0; }
+  /// First set page at or after `from`, or kBits.
+  unsigned find_next(unsigned from) const {
+    while (from < kBits) {
+      const std::uint64_t w = w_[from >> 6] >> (from & 63);
+      if (w) return from + static_cast<unsigned>(std::countr_zero(w));
+      from = (from | 63) + 1;
+    }
+    return kBits;
+  }
+  /// First clear page at or after `from`, or kBits.
+  unsigned find_next_clear(unsigned from) const {
+    while (from < kBits) {
+      const std::uint64_t w = ~w_[from >> 6] >> (from & 63);
+      if (w) return std::min(kBits, from + static_cast<unsigned>(std::countr_zero(w)));
+      from = (from | 63) + 1;
+    }
+    return kBits;
+  }
+
+  PageMask& operator|=(const PageMask& o) {
+    for (unsigned i = 0; i < kWords; ++i) w_[i] |= o.w_[i];
+    return *this;
+  }
+  PageMask& operator&=(const PageMask& o) {
+    for (unsigned i = 0; i < kWords; ++i) w_[i] &= o.w_[i];
+    return *this;
+  }
+  PageMask& and_not(const PageMask& o) {
+    for (unsigned i = 0; i < kWords; ++i) w_[i] &= ~o.w_[i];
+    return *this;
+  }
+  friend PageMask operator|(PageMask a, const PageMask& b) { return a |= b; }
+  friend PageMask operator&(PageMask a, const PageMask& b) { return a &= b; }
+  friend PageMask minus(PageMask a, const PageMask& b) { return a.and_not(b); }
+  bool operator==(const PageMask&) const = default;
+
+  /// Calls f(first, last) for each maximal run of set pages.
+  template <typename F>
+  void for_each_run(F&& f) const {
+    unsigned i = find_next(0);
+    while (i < kBits) {
+      const unsigned e = find_next_clear(i);
+      f(i, e);
+      i = find_next(e);
+    }
+  }
+
+ private:
+  std::array<std::uint64_t, kWords> w_{};
+};
+
+}  // namespace uvmsim

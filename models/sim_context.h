@@ -1,0 +1,23 @@
+// What the GPU and driver models share: configuration, the event queue, the address space,
+// statistics and the event log. Owned by the Simulator.
+#pragma once
+
+#include "models/va_space.h"
+#include "sim/config.h"
+#include "sim/event_log.h"
+#include "sim/event_queue.h"
+#include "sim/stats.h"
+
+namespace uvmsim {
+
+struct SimContext {
+  const SimConfig& cfg;
+  EventQueue& queue;
+  VaSpace& va;
+  Stats& stats;
+  EventLog& log;
+};
+
+inline Tick ns_to_ps(double ns) { return static_cast<Tick>(ns * kPsPerNs + 0.5); }
+
+}  // namespace uvmsim

@@ -1,0 +1,111 @@
+// The UVM driver model: replayable-fault servicing in batches exactly as
+// uvm_gpu_replayable_faults.c does it (fetch <= fault_batch_count raw entries, coalesce, sort,
+// service per 2 MB VA block, flush + replay per the replay policy, strictly serial batches), the
+// make_resident path (chunk allocation, eviction on failure, zero-fill of first-touch pages, copy
+// runs), CPU faults, cudaMemPrefetchAsync, cudaMemAdvise and access-counter servicing. Every
+// eviction / prefetch / placement decision goes through the policies.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "models/access_counters.h"
+#include "models/fault_buffer.h"
+#include "models/sim_context.h"
+#include "models/thrashing.h"
+#include "models/timing.h"
+#include "policies/policy.h"
+#include "traces/trace.h"
+
+namespace uvmsim {
+
+class UvmDriver {
+ public:
+  UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacity_chunks);
+  ~UvmDriver();
+
+  EvictionPolicy& eviction() { return *eviction_; }
+  AccessCounters& access_counters() { return counters_; }
+  std::uint64_t capacity_chunks() const { return capacity_chunks_; }
+  std::uint64_t allocated_chunks() const { return allocated_chunks_; }
+
+  /// The GMMU appended a fault entry valid at `valid_at`: raise the interrupt if idle.
+  void on_fault_pushed(Tick valid_at);
+  void on_driver_wake(Tick now);
+  void on_batch_end(std::uint32_t batch, Tick now);
+  /// A GPU access went to sysmem over the link (feeds the access counters).
+  void on_remote_access(Addr va, std::uint32_t n, Tick now);
+
+  // Host-side operations; each returns the time the host continues.
+  Tick cpu_access(Addr va, std::uint64_t size, AccessKind kind, Tick t);
+  Tick user_prefetch(Addr va, std::uint64_t size, Processor dest, Tick t);
+  void advise(Addr va, std::uint64_t size, trace::Advice advice, Processor device);
+
+  bool busy() const { return bh_running_ || wake_scheduled_; }
+
+ private:
+  struct BatchFault {
+    Addr page_va;
+    AccessKind kind;
+    std::uint32_t utlb;
+    std::uint32_t instances;
+  };
+  struct ServiceTimes {
+    Tick cpu;        ///< driver CPU time cursor
+    Tick copy_done;  ///< latest copy completion of the current unit of work
+  };
+
+  void start_batch(Tick now);
+  void end_bottom_half(Tick now);
+  void schedule_replay(Tick t);
+  /// Services the faults [first, last) of batch_ (all in one VA block).
+  void service_block(std::size_t first, std::size_t last, ServiceTimes& st, bool& throttled);
+  /// Makes `demand | prefetch` resident on the GPU. Returns pages newly resident.
+  unsigned make_resident_gpu(VaBlock& b, const PageMask& demand, const PageMask& prefetch,
+                             HtodCause demand_cause, ServiceTimes& st, const PageMask* dirty);
+  /// Moves `pages` of `b` from the GPU to the CPU (CPU fault, user prefetch to CPU).
+  void migrate_to_cpu(VaBlock& b, const PageMask& pages, DtohCause cause, ServiceTimes& st);
+  /// Gets a chunk for `b`, evicting if needed. Returns when the chunk is usable.
+  Tick allocate_chunk(VaBlock& b, ServiceTimes& st);
+  void evict(VaBlock& victim, ServiceTimes& st);
+  void copy_runs(const VaBlock& b, const PageMask& pages, bool htod, const char* cause,
+                 Tick start, ServiceTimes& st, std::uint64_t& bytes_out);
+  void service_access_counters(ServiceTimes& st);
+  void set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
+  void clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
+  template <typename F>
+  void for_each_block_page(Addr va, std::uint64_t size, F&& f);
+
+  SimContext& ctx_;
+  const SimConfig& cfg_;
+  FaultBuffer& buffer_;
+  std::unique_ptr<EvictionPolicy> eviction_;
+  std::unique_ptr<PrefetchPolicy> prefetch_;
+  std::unique_ptr<PlacementPolicy> placement_;
+  ThrashingDetector thrashing_;
+  AccessCounters counters_;
+  CopyEngine ce_htod_, ce_dtoh_;
+
+  std::uint64_t capacity_chunks_;
+  std::uint64_t allocated_chunks_ = 0;
+  std::uint64_t pma_reserve_ = 0;  ///< chunks left from the last PMA batch call
+
+  // Bottom-half state.
+  bool bh_running_ = false;
+  bool wake_scheduled_ = false;
+  bool first_batch_done_ = false;
+  bool replay_issued_in_run_ = false;
+  std::uint32_t batches_in_run_ = 0, throttled_in_run_ = 0;
+  std::uint32_t batch_id_ = 0;
+  std::int64_t log_batch_ = -1;  ///< batch id for event-log rows, -1 outside fault batches
+  std::size_t cached_put_unfetched_ = 0;  ///< valid entries left in the buffer at fetch time
+  std::uint64_t batch_duplicates_ = 0, batch_raw_ = 0;
+  bool batch_throttled_ = false;
+  Tick batch_start_ = 0;
+  std::vector<BatchFault> batch_;
+  std::vector<std::uint32_t> utlb_last_;  ///< index in batch_ of each uTLB's last fault
+  PageMask scratch_;
+};
+
+}  // namespace uvmsim

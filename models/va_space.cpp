@@ -1,0 +1,68 @@
+#include "models/va_space.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "sim/error.h"
+
+namespace uvmsim {
+
+void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2) {
+  ranges_.clear();
+  blocks_.clear();
+  managed_footprint_ = 0;
+  for (const auto& a : allocs) {
+    VaRange r;
+    r.alloc_id = a.id;
+    r.name = a.name;
+    r.base = a.base;
+    r.managed = a.managed;
+    r.host_pinned = a.host_pinned;
+    // The runtime allocates managed memory in whole 4 KB pages at least.
+    std::uint64_t size = (a.size + kPageSize - 1) & ~(kPageSize - 1);
+    if (a.managed && tail_pow2) {
+      const std::uint64_t tail = (a.base + size) & (kBlockSize - 1);
+      if (tail != 0 && (a.base & (kBlockSize - 1)) == 0) {
+        const std::uint64_t rounded = std::max<std::uint64_t>(kBigPageSize, std::bit_ceil(tail));
+        size += rounded - tail;
+      }
+    }
+    r.size = size;
+    if (a.managed) managed_footprint_ += size;
+    ranges_.push_back(r);
+  }
+  std::sort(ranges_.begin(), ranges_.end(),
+            [](const VaRange& x, const VaRange& y) { return x.base < y.base; });
+  for (std::size_t i = 1; i < ranges_.size(); ++i) {
+    if (ranges_[i].base < ranges_[i - 1].base + ranges_[i - 1].size)
+      throw UserError("trace metadata", "allocations",
+                      "allocation '" + ranges_[i].name + "' overlaps '" + ranges_[i - 1].name + "'");
+  }
+  for (std::uint32_t ri = 0; ri < ranges_.size(); ++ri) {
+    auto& r = ranges_[ri];
+    r.first_block = static_cast<std::uint32_t>(blocks_.size());
+    if (r.size == 0) continue;
+    const Addr end = r.base + r.size;
+    for (Addr w = r.base & ~(kBlockSize - 1); w < end; w += kBlockSize) {
+      VaBlock b;
+      b.id = static_cast<std::uint32_t>(blocks_.size());
+      b.range = ri;
+      b.start = w;
+      b.first_page = w < r.base ? page_index(r.base) : 0;
+      b.end_page = end < w + kBlockSize ? static_cast<unsigned>((end - w) >> kPageShift)
+                                        : kPagesPerBlock;
+      blocks_.push_back(b);
+    }
+    r.num_blocks = static_cast<std::uint32_t>(blocks_.size()) - r.first_block;
+  }
+}
+
+const VaRange* VaSpace::find_range(Addr va) const {
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), va,
+                             [](Addr v, const VaRange& r) { return v < r.base; });
+  if (it == ranges_.begin()) return nullptr;
+  --it;
+  return va < it->base + it->size ? &*it : nullptr;
+}
+
+}  // namespace uvmsim

@@ -1,0 +1,93 @@
+// The managed virtual address space: allocations (VA ranges) split into 2 MB-aligned VA blocks,
+// with per-4 KB-page residency state, as the UVM driver keeps it (uvm-driver.md §0, §6).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/page_mask.h"
+#include "sim/types.h"
+#include "traces/trace.h"
+
+namespace uvmsim {
+
+enum class PreferredLocation : std::int8_t { None = -2, Cpu = -1, Gpu = 0 };
+
+struct VaRange {
+  std::uint32_t alloc_id = 0;
+  std::string name;
+  Addr base = 0;
+  std::uint64_t size = 0;  ///< after the runtime's rounding
+  bool managed = true;
+  bool host_pinned = false;
+  std::uint32_t first_block = 0;  ///< index into VaSpace::blocks()
+  std::uint32_t num_blocks = 0;
+};
+
+struct VaBlock {
+  std::uint32_t id = 0;
+  std::uint32_t range = 0;
+  Addr start = 0;             ///< 2 MB-aligned base of the block's VA window
+  unsigned first_page = 0;    ///< valid pages are [first_page, end_page) of the window
+  unsigned end_page = kPagesPerBlock;
+
+  PageMask gpu_resident;   ///< valid copy in GPU memory
+  PageMask cpu_resident;   ///< valid copy in host memory
+  PageMask remote_mapped;  ///< GPU maps the host copy (preferred location CPU, pinned, ...)
+  PageMask read_only_gpu;  ///< read-duplicated pages: a GPU write must fault
+  PageMask dirty;          ///< written on the GPU since it arrived (what-if write-back)
+  unsigned gpu_count = 0;  ///< gpu_resident.count(), kept incrementally
+
+  bool has_chunk = false;
+  Tick map_ready_at = 0;  ///< GPU PTEs written by the driver become usable at this time
+  std::uint32_t mapping_gen = 1;  ///< bumped on every PTE change: invalidates TLB entries
+
+  // Advice (cudaMemAdvise), applied per block.
+  PreferredLocation preferred = PreferredLocation::None;
+  bool accessed_by_gpu = false;
+  bool read_mostly = false;
+
+  // Prefetcher gating: faulted pages migrated to the same processor in a row (min_faults).
+  std::uint32_t fault_migrations_to_last_proc = 0;
+  Processor last_migration_dest = Processor::Cpu;
+
+  unsigned num_pages() const { return end_page - first_page; }
+  bool full_block() const { return first_page == 0 && end_page == kPagesPerBlock; }
+  PageMask valid_mask() const {
+    PageMask m;
+    m.set_range(first_page, end_page);
+    return m;
+  }
+  Addr page_va(unsigned page) const { return start + (Addr{page} << kPageShift); }
+};
+
+class VaSpace {
+ public:
+  /// Builds ranges and blocks from trace allocations. With `tail_pow2`, a managed range's last
+  /// partial block is rounded up to a power-of-two size (>= 64 KB), which reproduces the
+  /// 2 MB + 192 KB -> 2 MB + 256 KB observation in calibration-facts.md.
+  void build(const std::vector<trace::Allocation>& allocs, bool tail_pow2);
+
+  /// Range containing `va`, or nullptr. Ranges are few; binary search.
+  const VaRange* find_range(Addr va) const;
+  /// Block containing `va` within `r`.
+  std::uint32_t block_index(const VaRange& r, Addr va) const {
+    return r.first_block + static_cast<std::uint32_t>((va >> kBlockShift) - (r.base >> kBlockShift));
+  }
+  static unsigned page_index(Addr va) {
+    return static_cast<unsigned>((va & (kBlockSize - 1)) >> kPageShift);
+  }
+
+  std::vector<VaBlock>& blocks() { return blocks_; }
+  const std::vector<VaBlock>& blocks() const { return blocks_; }
+  const std::vector<VaRange>& ranges() const { return ranges_; }
+  std::uint64_t managed_footprint() const { return managed_footprint_; }
+
+ private:
+  std::vector<VaRange> ranges_;  ///< sorted by base
+  std::vector<VaBlock> blocks_;
+  std::uint64_t managed_footprint_ = 0;
+};
+
+}  // namespace uvmsim

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One-command set-up on a fresh Debian 12 machine: install the Debian packages the build needs,
+# build uvmsim (Release) and run a real demo simulation.
+#   bash scripts/setup.sh            # install + build + demo
+#   bash scripts/setup.sh --deps-only   # only install the Debian packages
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(build-essential cmake ninja-build pkg-config
+      libboost-dev libboost-program-options-dev
+      libzstd-dev nlohmann-json3-dev
+      googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+[ "${1:-}" = "--deps-only" ] && exit 0
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build --parallel "$(nproc)"
+
+mkdir -p build/demo
+{
+  echo "== demo: regular page-touch kernel, 256 MB footprint, GTX 1080 Ti, 50% oversubscription =="
+  ./build/uvmsim gen regular --footprint 256M -o build/demo/regular.uvt
+  ./build/uvmsim trace info build/demo/regular.uvt
+  ./build/uvmsim run --gpu gtx1080ti --trace build/demo/regular.uvt --oversub 50 \
+      --stats-out build/demo/regular-oversub50.json --events-out build/demo/regular-oversub50.csv
+  echo "stats: build/demo/regular-oversub50.json  events: build/demo/regular-oversub50.csv"
+}

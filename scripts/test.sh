@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds and runs every test: the Release build and the ASan+UBSan build, both through CTest.
+#   bash scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --deps-only
+jobs=$(nproc)
+
+echo "== Release build + tests =="
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build --parallel "$jobs"
+ctest --test-dir build --output-on-failure --parallel "$jobs"
+
+echo "== ASan + UBSan build + tests =="
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUVMSIM_SANITIZE=ON \
+  -DUVMSIM_BUILD_BENCH=OFF
+cmake --build build-asan --parallel "$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure --parallel "$jobs"

@@ -1,0 +1,61 @@
+#include <exception>
+#include <iostream>
+#include <new>
+
+#include <boost/program_options/errors.hpp>
+
+#include "sim/cli/commands.h"
+#include "sim/error.h"
+
+namespace uvmsim::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> cmds = {
+      {"gen", "generate a synthetic workload trace (.uvt)", cmd_gen},
+      {"trace", "inspect a trace: `trace info FILE`, `trace dump FILE`", cmd_trace},
+      {"run", "simulate a trace on a GPU preset", cmd_run},
+      {"policies", "list the registered eviction / prefetch / placement policies", cmd_policies},
+  };
+  return cmds;
+}
+
+static void usage(std::ostream& out) {
+  out << "usage: uvmsim <command> [options]   (uvmsim <command> --help for details)\n\n"
+         "commands:\n";
+  for (const auto& c : commands()) {
+    out << "  " << c.name << std::string(10 - std::string(c.name).size(), ' ') << c.summary << "\n";
+  }
+}
+
+int run_cli(const Args& argv, std::ostream& out, std::ostream& err) {
+  if (argv.size() < 2 || argv[1] == "--help" || argv[1] == "-h" || argv[1] == "help") {
+    usage(argv.size() < 2 ? err : out);
+    return argv.size() < 2 ? 2 : 0;
+  }
+  const std::string& name = argv[1];
+  for (const auto& c : commands()) {
+    if (name != c.name) continue;
+    Args rest(argv.begin() + 2, argv.end());
+    try {
+      return c.run(rest, out, err);
+    } catch (const UserError& e) {
+      err << "uvmsim " << name << ": error: " << e.what() << "\n";
+      return 1;
+    } catch (const boost::program_options::error& e) {
+      err << "uvmsim " << name << ": error: " << e.what() << " (see uvmsim " << name
+          << " --help)\n";
+      return 2;
+    } catch (const std::bad_alloc&) {
+      err << "uvmsim " << name << ": error: out of memory\n";
+      return 1;
+    } catch (const std::exception& e) {
+      err << "uvmsim " << name << ": internal error: " << e.what() << "\n";
+      return 3;
+    }
+  }
+  err << "uvmsim: error: unknown command '" << name << "'\n";
+  usage(err);
+  return 2;
+}
+
+}  // namespace uvmsim::cli

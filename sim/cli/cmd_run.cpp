@@ -1,0 +1,182 @@
+// `uvmsim run`: simulate one trace on one GPU configuration.
+#include <chrono>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+
+#include "sim/cli/commands.h"
+#include "sim/config.h"
+#include "sim/error.h"
+#include "sim/simulator.h"
+#include "sim/units.h"
+#include "policies/policy.h"
+
+namespace uvmsim::cli {
+
+namespace po = boost::program_options;
+
+static void print_knobs(std::ostream& out) {
+  out << "configuration knobs (use with --set KEY=VALUE or in a preset's nested JSON):\n";
+  for (const auto& k : knob_table()) {
+    out << "  " << std::left << std::setw(36) << k.name << std::setw(8) << k.type << k.doc;
+    if (!k.range.empty()) out << "  [" << k.range << "]";
+    out << "\n";
+  }
+  out << "  policy.<name>.<param>              any     parameter handed to policy <name>\n";
+}
+
+static std::string ns_str(std::uint64_t ps) {
+  std::ostringstream o;
+  const double ns = static_cast<double>(ps) / 1000.0;
+  o << std::fixed << std::setprecision(3);
+  if (ns >= 1e9) o << ns / 1e9 << " s";
+  else if (ns >= 1e6) o << ns / 1e6 << " ms";
+  else if (ns >= 1e3) o << ns / 1e3 << " us";
+  else o << ns << " ns";
+  return o.str();
+}
+
+static void print_summary(std::ostream& out, const Simulator& sim, const nlohmann::json& j) {
+  const Stats& s = sim.stats();
+  const auto& m = j["memory"];
+  out << "uvmsim run: " << j["trace"]["workload"].get<std::string>() << " on "
+      << sim.config().gpu.name << ", eviction=" << sim.config().engine.eviction
+      << ", prefetch=" << (sim.config().driver.prefetch_enable ? sim.config().engine.prefetch : "none")
+      << "\n";
+  out << "  memory        : " << format_bytes(m["capacity_bytes"].get<std::uint64_t>())
+      << " usable, managed footprint " << format_bytes(m["managed_footprint_bytes"].get<std::uint64_t>())
+      << " (" << std::fixed << std::setprecision(1) << m["oversubscription_pct"].get<double>()
+      << "% oversubscribed)\n";
+  out << "  simulated time: " << ns_str(s.sim_time) << (s.truncated ? " (TRUNCATED)" : "") << "\n";
+  out << "  accesses      : " << s.accesses << " in " << s.kernels.size() << " kernel launch(es)\n";
+  out << "  GPU faults    : " << s.gpu_faults << " in " << s.fault_batches << " batches (max "
+      << s.max_batch_size << " entries), " << s.replays << " replays\n";
+  out << "  HtoD          : " << format_bytes(s.htod_bytes) << " (demand "
+      << format_bytes(s.htod_by_cause[0]) << ", prefetch " << format_bytes(s.htod_by_cause[1])
+      << ", user prefetch " << format_bytes(s.htod_by_cause[2]) << ", access counter "
+      << format_bytes(s.htod_by_cause[3]) << ")\n";
+  out << "  DtoH          : " << format_bytes(s.dtoh_bytes) << " (eviction "
+      << format_bytes(s.dtoh_by_cause[0]) << ", cpu fault " << format_bytes(s.dtoh_by_cause[1])
+      << ", user prefetch " << format_bytes(s.dtoh_by_cause[2]) << ")\n";
+  out << "  evictions     : " << s.evictions << "   remote accesses: " << s.remote_accesses
+      << "   CPU faults: " << s.cpu_faults << "\n";
+  const double l1 = s.l1_tlb_lookups ? 100.0 * s.l1_tlb_hits / s.l1_tlb_lookups : 0;
+  const double l2 = s.l2_tlb_lookups ? 100.0 * s.l2_tlb_hits / s.l2_tlb_lookups : 0;
+  out << "  TLB hit rate  : L1 " << std::setprecision(1) << l1 << "%, L2 " << l2 << "%\n";
+  out << "  throughput    : " << std::setprecision(3) << s.wall_seconds << " s wall, "
+      << std::setprecision(2) << (s.wall_seconds > 0 ? s.accesses / s.wall_seconds / 1e6 : 0.0)
+      << " M accesses/s\n";
+}
+
+int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
+  po::options_description desc(
+      "usage: uvmsim run --gpu PRESET|FILE --trace FILE [options]\n\n"
+      "Simulates a .uvt trace on a GPU preset (configs/gpus/NAME.json) with the UVM driver\n"
+      "model. Prints a summary and the simulator's own speed.\n\noptions");
+  std::vector<std::string> sets;
+  desc.add_options()("help,h", "show this help")(
+      "gpu", po::value<std::string>(), "GPU preset name (gtx1080ti, titanv, rtx3090) or JSON file")(
+      "trace", po::value<std::string>(), "trace file (.uvt)")(
+      "oversub", po::value<double>(), "oversubscription %: usable HBM = managed footprint / (1+P/100)")(
+      "hbm", po::value<std::string>(), "usable HBM size (e.g. 8G); default: the preset's")(
+      "eviction", po::value<std::string>(), "eviction policy (uvmsim policies)")(
+      "prefetch", po::value<std::string>(), "prefetch policy; 'none' disables prefetching")(
+      "placement", po::value<std::string>(), "placement policy")(
+      "set", po::value<std::vector<std::string>>(&sets)->composing(),
+      "override a knob: --set KEY=VALUE (repeatable; see --list-knobs)")(
+      "seed", po::value<std::uint64_t>(), "seed for randomised policies (engine.seed)")(
+      "stats-out", po::value<std::string>(), "write statistics + resolved config as JSON")(
+      "events-out", po::value<std::string>(), "write batches/migrations/evictions as CSV")(
+      "quiet,q", "print only the throughput line")("list-knobs", "list every configuration knob");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    out << desc << "\n";
+    return 0;
+  }
+  if (vm.count("list-knobs")) {
+    print_knobs(out);
+    return 0;
+  }
+  if (!vm.count("gpu")) throw UserError("--gpu: required (e.g. --gpu gtx1080ti)");
+  if (!vm.count("trace")) throw UserError("--trace: required");
+
+  SimConfig cfg = SimConfig::from_preset(vm["gpu"].as<std::string>());
+  if (vm.count("eviction")) cfg.set("engine.eviction", vm["eviction"].as<std::string>(), "--eviction");
+  if (vm.count("prefetch")) cfg.set("engine.prefetch", vm["prefetch"].as<std::string>(), "--prefetch");
+  if (vm.count("placement")) cfg.set("engine.placement", vm["placement"].as<std::string>(), "--placement");
+  if (vm.count("seed")) cfg.set("engine.seed", vm["seed"].as<std::uint64_t>(), "--seed");
+  for (const auto& s : sets) cfg.set_from_string(s, "--set");
+
+  RunOptions opts;
+  opts.trace = vm["trace"].as<std::string>();
+  if (vm.count("oversub") && vm.count("hbm")) throw UserError("--oversub: cannot be combined with --hbm");
+  if (vm.count("oversub")) {
+    const double p = vm["oversub"].as<double>();
+    if (!(p >= 0 && p <= 100000)) throw UserError("--oversub: value must be in [0, 100000], got " + std::to_string(p));
+    opts.oversub_pct = p;
+  }
+  if (vm.count("hbm")) opts.hbm_bytes = parse_size(vm["hbm"].as<std::string>(), "--hbm");
+  if (vm.count("events-out")) opts.events_out = vm["events-out"].as<std::string>();
+
+  // Open the stats file before simulating so a bad path fails fast, not after a long run.
+  std::ofstream stats_file;
+  if (vm.count("stats-out")) {
+    stats_file.open(vm["stats-out"].as<std::string>());
+    if (!stats_file) throw UserError(vm["stats-out"].as<std::string>() + ": --stats-out: cannot open for writing");
+  }
+
+  Simulator sim(cfg, opts);
+  sim.run();
+  const nlohmann::json j = sim.to_json();
+  if (stats_file.is_open()) {
+    stats_file << j.dump(2) << "\n";
+    stats_file.close();
+    if (!stats_file) throw UserError(vm["stats-out"].as<std::string>() + ": --stats-out: write failed");
+  }
+  if (vm.count("quiet")) {
+    out << "throughput: " << sim.stats().accesses << " accesses in " << sim.stats().wall_seconds
+        << " s = " << (sim.stats().wall_seconds > 0 ? sim.stats().accesses / sim.stats().wall_seconds : 0)
+        << " accesses/s\n";
+  } else {
+    print_summary(out, sim, j);
+  }
+  return 0;
+}
+
+int cmd_policies(const Args& args, std::ostream& out, std::ostream&) {
+  po::options_description desc(
+      "usage: uvmsim policies [--json]\n\nLists the registered policies by family.\n\noptions");
+  desc.add_options()("help,h", "show this help")("json", "print as JSON");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    out << desc << "\n";
+    return 0;
+  }
+  nlohmann::json j;
+  auto family = [&](const char* name, const auto& entries) {
+    j[name] = nlohmann::json::array();
+    for (const auto& e : entries) j[name].push_back({{"name", e.name}, {"description", e.description}});
+  };
+  family("eviction", EvictionRegistry::all());
+  family("prefetch", PrefetchRegistry::all());
+  family("placement", PlacementRegistry::all());
+  if (vm.count("json")) {
+    out << j.dump(2) << "\n";
+    return 0;
+  }
+  for (const char* f : {"eviction", "prefetch", "placement"}) {
+    out << f << ":\n";
+    for (const auto& e : j[f])
+      out << "  " << std::left << std::setw(12) << e["name"].get<std::string>() << e["description"].get<std::string>() << "\n";
+  }
+  return 0;
+}
+
+}  // namespace uvmsim::cli

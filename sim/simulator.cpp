@@ -1,0 +1,159 @@
+#include "sim/simulator.h"
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "models/fault_buffer.h"
+#include "models/gpu.h"
+#include "models/uvm_driver.h"
+#include "models/va_space.h"
+#include "sim/error.h"
+#include "sim/event_log.h"
+#include "sim/event_queue.h"
+#include "traces/trace.h"
+
+namespace uvmsim {
+
+Simulator::Simulator(SimConfig cfg, RunOptions opts) : cfg_(std::move(cfg)), opts_(std::move(opts)) {}
+Simulator::~Simulator() = default;
+
+const Stats& Simulator::run() {
+  const auto wall0 = std::chrono::steady_clock::now();
+  trace::TraceReader reader(opts_.trace);
+  const auto& meta = reader.metadata();
+  const std::string where = opts_.trace.string();
+
+  VaSpace va;
+  va.build(meta.allocations, cfg_.driver.managed_tail_pow2);
+
+  // Usable GPU memory in 2 MB root chunks. Device-only allocations (cudaMalloc) take their share
+  // first; --oversub sizes memory against the managed footprint as the papers do with a
+  // cudaMalloc "blocker".
+  std::uint64_t managed_chunks = 0, device_bytes = 0;
+  for (const auto& r : va.ranges()) {
+    if (r.managed) managed_chunks += r.num_blocks;
+    else if (!r.host_pinned) device_bytes += r.size;
+  }
+  std::uint64_t capacity_chunks;
+  if (opts_.oversub_pct) {
+    if (*opts_.oversub_pct < 0 || !std::isfinite(*opts_.oversub_pct))
+      throw UserError("--oversub", "value", "must be >= 0");
+    capacity_chunks = static_cast<std::uint64_t>(
+        std::floor(static_cast<double>(managed_chunks) / (1.0 + *opts_.oversub_pct / 100.0)));
+    cfg_.hbm.capacity = capacity_chunks * kBlockSize;
+  } else {
+    if (opts_.hbm_bytes) cfg_.hbm.capacity = *opts_.hbm_bytes;
+    const std::uint64_t usable = cfg_.hbm.capacity > device_bytes ? cfg_.hbm.capacity - device_bytes : 0;
+    capacity_chunks = usable / kBlockSize;
+  }
+  if (capacity_chunks == 0)
+    throw UserError("hbm.capacity", "value",
+                    "usable GPU memory is below one 2 MB chunk (capacity " +
+                        std::to_string(cfg_.hbm.capacity) + " bytes)");
+  memory_info_ = {{"capacity_chunks", capacity_chunks},
+                  {"capacity_bytes", capacity_chunks * kBlockSize},
+                  {"managed_footprint_bytes", va.managed_footprint()},
+                  {"managed_chunks", managed_chunks},
+                  {"device_alloc_bytes", device_bytes},
+                  {"oversubscription_pct",
+                   100.0 * (static_cast<double>(managed_chunks) / static_cast<double>(capacity_chunks) - 1.0)}};
+  trace_info_ = {{"path", where},
+                 {"workload", meta.workload},
+                 {"params", meta.params},
+                 {"format_version", reader.version()}};
+
+  stats_ = Stats{};
+  EventQueue queue;
+  EventLog log;
+  if (!opts_.events_out.empty()) log = EventLog(opts_.events_out);
+  SimContext ctx{cfg_, queue, va, stats_, log};
+  FaultBuffer buffer;
+  UvmDriver driver(ctx, buffer, capacity_chunks);
+  Gpu gpu(ctx, buffer, driver);
+
+  const Tick limit = cfg_.engine.max_sim_time_s > 0
+                         ? static_cast<Tick>(cfg_.engine.max_sim_time_s * 1e12)
+                         : ~Tick{0};
+  Tick host = 0, last_event = 0;
+  auto drain = [&] {
+    while (!queue.empty()) {
+      const Event e = queue.pop();
+      if (e.time > limit) {
+        stats_.truncated = true;
+        return;
+      }
+      last_event = e.time;
+      switch (e.type) {
+        case EventType::WarpWake: gpu.on_warp_wake(e.arg, e.time); break;
+        case EventType::DriverWake: driver.on_driver_wake(e.time); break;
+        case EventType::BatchEnd: driver.on_batch_end(e.arg, e.time); break;
+        case EventType::Replay: gpu.on_replay(e.time); break;
+      }
+    }
+  };
+
+  trace::HostEvent ev;
+  while (!stats_.truncated && reader.next_host_event(ev)) {
+    switch (ev.type) {
+      case trace::HostEventType::KernelLaunch: {
+        if (ev.kernel_id >= meta.kernels.size())
+          throw UserError(where, "host event kernel_id",
+                          "launch " + std::to_string(ev.launch_index) + " names kernel " +
+                              std::to_string(ev.kernel_id) + " not in the metadata");
+        const auto& k = meta.kernels[ev.kernel_id];
+        KernelStats ks;
+        ks.launch_index = ev.launch_index;
+        ks.kernel_id = k.id;
+        ks.name = k.name;
+        ks.iteration = ev.iteration;
+        const std::uint64_t batches0 = stats_.fault_batches;
+        host = std::max(host, last_event) + static_cast<Tick>(cfg_.cost.launch_overhead_ns * kPsPerNs);
+        ks.start = host;
+        trace::LaunchStream stream = reader.launch(ev.launch_index);
+        gpu.launch(k, stream, host, ks);
+        drain();
+        if (!gpu.done() && !stats_.truncated)
+          throw std::runtime_error("simulation stalled with " +
+                                   std::to_string(gpu.unfinished_threadblocks()) +
+                                   " threadblocks unfinished in launch " +
+                                   std::to_string(ev.launch_index));
+        ks.end = gpu.end_time();
+        ks.fault_batches = stats_.fault_batches - batches0;
+        stats_.kernels.push_back(ks);
+        host = ks.end;
+        break;
+      }
+      case trace::HostEventType::MemPrefetch:
+        host = driver.user_prefetch(ev.va, ev.size, ev.device, std::max(host, last_event));
+        break;
+      case trace::HostEventType::MemAdvise:
+        driver.advise(ev.va, ev.size, ev.advice, ev.device);
+        break;
+      case trace::HostEventType::Synchronize:
+        drain();
+        host = std::max(host, last_event);
+        break;
+      case trace::HostEventType::CpuAccess:
+        host = driver.cpu_access(ev.va, ev.size, ev.kind, std::max(host, last_event));
+        break;
+    }
+    if (host > limit) stats_.truncated = true;
+  }
+  drain();
+  log.close();
+  stats_.sim_time = std::max(host, last_event);
+  stats_.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return stats_;
+}
+
+nlohmann::json Simulator::to_json() const {
+  nlohmann::json j = stats_.to_json();
+  j["trace"] = trace_info_;
+  j["memory"] = memory_info_;
+  j["config"] = cfg_.to_json();
+  return j;
+}
+
+}  // namespace uvmsim

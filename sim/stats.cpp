@@ -1,0 +1,124 @@
+#include "sim/stats.h"
+
+#include <bit>
+
+namespace uvmsim {
+
+const char* to_string(HtodCause c) {
+  switch (c) {
+    case HtodCause::Demand: return "demand";
+    case HtodCause::Prefetch: return "prefetch";
+    case HtodCause::UserPrefetch: return "user_prefetch";
+    case HtodCause::AccessCounter: return "access_counter";
+    default: return "?";
+  }
+}
+
+const char* to_string(DtohCause c) {
+  switch (c) {
+    case DtohCause::Eviction: return "eviction";
+    case DtohCause::CpuFault: return "cpu_fault";
+    case DtohCause::UserPrefetch: return "user_prefetch";
+    default: return "?";
+  }
+}
+
+void Stats::add_batch(std::uint64_t size) {
+  ++fault_batches;
+  const unsigned b = size ? static_cast<unsigned>(std::bit_width(size) - 1) : 0;
+  ++batch_size_hist[std::min<unsigned>(b, batch_size_hist.size() - 1)];
+  max_batch_size = std::max(max_batch_size, size);
+}
+
+static double ratio(std::uint64_t a, std::uint64_t b) {
+  return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
+}
+
+nlohmann::json Stats::to_json() const {
+  using nlohmann::json;
+  json j;
+  j["sim_time_ns"] = sim_time / kPsPerNs;
+  j["truncated"] = truncated;
+  j["accesses"] = accesses;
+  j["records"] = records;
+  j["gpu_faults"] = gpu_faults;
+  j["fault_batches"] = fault_batches;
+  j["evictions"] = evictions;
+  j["evicted_pages"] = evicted_pages;
+  j["htod_bytes"] = htod_bytes;
+  j["dtoh_bytes"] = dtoh_bytes;
+  j["htod_copies"] = htod_copies;
+  j["dtoh_copies"] = dtoh_copies;
+  json hc = json::object(), dc = json::object();
+  for (std::size_t i = 0; i < htod_by_cause.size(); ++i)
+    hc[to_string(static_cast<HtodCause>(i))] = htod_by_cause[i];
+  for (std::size_t i = 0; i < dtoh_by_cause.size(); ++i)
+    dc[to_string(static_cast<DtohCause>(i))] = dtoh_by_cause[i];
+  j["htod_bytes_by_cause"] = hc;
+  j["dtoh_bytes_by_cause"] = dc;
+  j["remote_accesses"] = remote_accesses;
+  j["remote_bytes"] = remote_bytes;
+  j["unmapped_accesses"] = unmapped_accesses;
+  j["tlb"] = {{"l1_lookups", l1_tlb_lookups},
+              {"l1_hits", l1_tlb_hits},
+              {"l1_hit_rate", ratio(l1_tlb_hits, l1_tlb_lookups)},
+              {"l2_lookups", l2_tlb_lookups},
+              {"l2_hits", l2_tlb_hits},
+              {"l2_hit_rate", ratio(l2_tlb_hits, l2_tlb_lookups)},
+              {"page_walks", page_walks}};
+  j["faults"] = {{"utlb_stalls", utlb_stalls},
+                 {"retries", fault_retries},
+                 {"fetched", faults_fetched},
+                 {"coalesced", faults_coalesced},
+                 {"duplicate", faults_duplicate},
+                 {"serviced", faults_serviced},
+                 {"already_resident", faults_already_resident},
+                 {"flushed", faults_flushed},
+                 {"throttled", faults_throttled}};
+  j["driver"] = {{"bottom_halves", bottom_halves},
+                 {"replays", replays},
+                 {"va_blocks_serviced", va_blocks_serviced},
+                 {"chunk_allocations", chunk_allocations},
+                 {"pma_calls", pma_calls},
+                 {"zero_filled_pages", zero_filled_pages},
+                 {"remote_maps", remote_maps},
+                 {"cpu_faults", cpu_faults},
+                 {"cpu_first_touch_pages", cpu_first_touch_pages},
+                 {"thrashing_pages", thrashing_pages},
+                 {"throttle_hints", throttle_hints},
+                 {"pin_hints", pin_hints},
+                 {"access_counter_notifications", access_counter_notifications},
+                 {"access_counter_batches", access_counter_batches},
+                 {"batch_time_ns", batch_time_total / kPsPerNs},
+                 {"mean_batch_time_ns",
+                  fault_batches ? batch_time_total / kPsPerNs / fault_batches : 0}};
+  json hist = json::array();
+  for (std::size_t i = 0; i < batch_size_hist.size(); ++i) {
+    if (!batch_size_hist[i]) continue;
+    hist.push_back({{"min", std::uint64_t{1} << i},
+                    {"max", (std::uint64_t{1} << (i + 1)) - 1},
+                    {"batches", batch_size_hist[i]}});
+  }
+  j["batch_size_histogram"] = hist;
+  j["max_batch_size"] = max_batch_size;
+  json ks = json::array();
+  for (const auto& k : kernels) {
+    ks.push_back({{"launch", k.launch_index},
+                  {"kernel_id", k.kernel_id},
+                  {"name", k.name},
+                  {"iteration", k.iteration},
+                  {"start_ns", k.start / kPsPerNs},
+                  {"end_ns", k.end / kPsPerNs},
+                  {"time_ns", (k.end - k.start) / kPsPerNs},
+                  {"threadblocks", k.threadblocks},
+                  {"accesses", k.accesses},
+                  {"gpu_faults", k.gpu_faults},
+                  {"fault_batches", k.fault_batches}});
+  }
+  j["kernels"] = ks;
+  j["wall_seconds"] = wall_seconds;
+  j["accesses_per_second"] = wall_seconds > 0 ? static_cast<double>(accesses) / wall_seconds : 0;
+  return j;
+}
+
+}  // namespace uvmsim

@@ -1,0 +1,92 @@
+// Statistics of one simulation run, written by `uvmsim run --stats-out` (docs/stats.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/types.h"
+
+namespace uvmsim {
+
+enum class HtodCause : std::uint8_t { Demand = 0, Prefetch, UserPrefetch, AccessCounter, kCount };
+enum class DtohCause : std::uint8_t { Eviction = 0, CpuFault, UserPrefetch, kCount };
+const char* to_string(HtodCause c);
+const char* to_string(DtohCause c);
+
+struct KernelStats {
+  std::uint32_t launch_index = 0;
+  std::uint32_t kernel_id = 0;
+  std::string name;
+  std::int32_t iteration = -1;
+  Tick start = 0, end = 0;
+  std::uint64_t threadblocks = 0;
+  std::uint64_t accesses = 0;
+  std::uint64_t gpu_faults = 0;
+  std::uint64_t fault_batches = 0;
+};
+
+struct Stats {
+  // GPU side
+  std::uint64_t accesses = 0;  ///< completed warp accesses (repeat-expanded)
+  std::uint64_t records = 0;   ///< trace records consumed
+  std::uint64_t l1_tlb_lookups = 0, l1_tlb_hits = 0;
+  std::uint64_t l2_tlb_lookups = 0, l2_tlb_hits = 0;
+  std::uint64_t page_walks = 0;
+  std::uint64_t gpu_faults = 0;     ///< fault entries written to the fault buffer
+  std::uint64_t utlb_stalls = 0;    ///< faulting accesses held back by the uTLB limit / full buffer
+  std::uint64_t fault_retries = 0;  ///< accesses retried at a replay
+  std::uint64_t remote_accesses = 0, remote_bytes = 0;
+  std::uint64_t unmapped_accesses = 0;  ///< addresses outside every allocation (treated as local)
+  // Driver side
+  std::uint64_t fault_batches = 0;
+  std::uint64_t bottom_halves = 0;
+  std::uint64_t replays = 0;
+  std::uint64_t faults_fetched = 0;      ///< raw entries fetched
+  std::uint64_t faults_coalesced = 0;    ///< merged while fetching
+  std::uint64_t faults_duplicate = 0;    ///< same page as the previous sorted fault
+  std::uint64_t faults_serviced = 0;     ///< pages made resident or mapped for a fault
+  std::uint64_t faults_already_resident = 0;
+  std::uint64_t faults_flushed = 0;      ///< discarded by BATCH_FLUSH
+  std::uint64_t faults_throttled = 0;
+  std::uint64_t va_blocks_serviced = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t evicted_pages = 0;
+  std::uint64_t chunk_allocations = 0, pma_calls = 0;
+  std::uint64_t zero_filled_pages = 0;
+  std::uint64_t remote_maps = 0;
+  std::uint64_t cpu_faults = 0, cpu_first_touch_pages = 0;
+  std::uint64_t thrashing_pages = 0, throttle_hints = 0, pin_hints = 0;
+  std::uint64_t access_counter_notifications = 0, access_counter_batches = 0;
+  std::uint64_t htod_bytes = 0, dtoh_bytes = 0;
+  std::uint64_t htod_copies = 0, dtoh_copies = 0;
+  std::array<std::uint64_t, static_cast<std::size_t>(HtodCause::kCount)> htod_by_cause{};
+  std::array<std::uint64_t, static_cast<std::size_t>(DtohCause::kCount)> dtoh_by_cause{};
+  /// Raw entries per batch: bucket i counts batches of size in [2^i, 2^(i+1)).
+  std::array<std::uint64_t, 16> batch_size_hist{};
+  std::uint64_t max_batch_size = 0;
+  Tick batch_time_total = 0;
+  std::vector<KernelStats> kernels;
+  Tick sim_time = 0;
+  bool truncated = false;  ///< stopped by engine.max_sim_time_s
+  double wall_seconds = 0;
+
+  void add_htod(HtodCause c, std::uint64_t bytes) {
+    htod_bytes += bytes;
+    htod_by_cause[static_cast<std::size_t>(c)] += bytes;
+    ++htod_copies;
+  }
+  void add_dtoh(DtohCause c, std::uint64_t bytes) {
+    dtoh_bytes += bytes;
+    dtoh_by_cause[static_cast<std::size_t>(c)] += bytes;
+    ++dtoh_copies;
+  }
+  void add_batch(std::uint64_t size);
+
+  /// Everything but the resolved configuration (the caller adds it under "config").
+  nlohmann::json to_json() const;
+};
+
+}  // namespace uvmsim

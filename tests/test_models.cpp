@@ -1,0 +1,143 @@
+// Unit tests of the small model pieces: page masks, TLBs, the VA space, the event queue,
+// thrashing detection and access counters.
+#include <gtest/gtest.h>
+
+#include "models/access_counters.h"
+#include "models/page_mask.h"
+#include "models/thrashing.h"
+#include "models/tlb.h"
+#include "models/va_space.h"
+#include "sim/error.h"
+#include "sim/event_queue.h"
+
+namespace uvmsim {
+namespace {
+
+TEST(PageMask, RangesRunsAndBigPages) {
+  PageMask m;
+  m.set_range(10, 100);
+  EXPECT_EQ(m.count(), 90u);
+  EXPECT_EQ(m.count_range(0, 64), 54u);
+  EXPECT_EQ(m.find_next(0), 10u);
+  EXPECT_EQ(m.find_next_clear(10), 100u);
+  EXPECT_TRUE(m.big_page_full(1));
+  EXPECT_FALSE(m.big_page_full(0));
+  m.set(300);
+  std::vector<std::pair<unsigned, unsigned>> runs;
+  m.for_each_run([&](unsigned a, unsigned b) { runs.emplace_back(a, b); });
+  EXPECT_EQ(runs, (std::vector<std::pair<unsigned, unsigned>>{{10, 100}, {300, 301}}));
+  m.set_range(0, 512);
+  EXPECT_EQ(m.count(), 512u);
+  EXPECT_EQ(m.find_next_clear(0), 512u);
+}
+
+TEST(Tlb, HitsMissesLruAndGenerations) {
+  Tlb t(4, 2);  // 2 sets x 2 ways
+  EXPECT_FALSE(t.lookup(1, 1));
+  t.insert(1, 1);
+  EXPECT_TRUE(t.lookup(1, 1));
+  EXPECT_FALSE(t.lookup(1, 2));  // stale generation = invalidated
+  // Fill far beyond capacity: at most 4 distinct keys survive.
+  for (std::uint64_t k = 100; k < 200; ++k) t.insert(k, 1);
+  int hits = 0;
+  for (std::uint64_t k = 100; k < 200; ++k) hits += t.lookup(k, 1);
+  EXPECT_EQ(hits, 4);
+}
+
+TEST(VaSpace, BlocksRangesAndTailRounding) {
+  VaSpace va;
+  trace::Allocation a{0, "a", 0x7f0000000000, (4 << 20) + 4096, true, false};
+  trace::Allocation b{1, "b", 0x7f0000800000, 100, false, false};
+  va.build({a, b}, true);
+  ASSERT_EQ(va.ranges().size(), 2u);
+  EXPECT_EQ(va.ranges()[0].size, (4u << 20) + (64u << 10));  // tail 4 KB -> 64 KB
+  EXPECT_EQ(va.ranges()[0].num_blocks, 3u);
+  EXPECT_EQ(va.blocks()[2].num_pages(), 16u);
+  EXPECT_EQ(va.managed_footprint(), (4u << 20) + (64u << 10));
+  EXPECT_EQ(va.find_range(0x7f0000000000 + (3 << 20))->name, "a");
+  EXPECT_EQ(va.find_range(0x7f0000800000 + 50)->name, "b");
+  EXPECT_EQ(va.find_range(0x7f0000800000 + 4096), nullptr);
+  EXPECT_EQ(va.find_range(0x1000), nullptr);
+  trace::Allocation c{2, "c", 0x7f0000000000 + 4096, 4096, true, false};
+  EXPECT_THROW(va.build({a, c}, true), UserError);  // overlap
+}
+
+TEST(EventQueue, TimeThenInsertionOrder) {
+  EventQueue q;
+  q.schedule(5, EventType::Replay, 1);
+  q.schedule(3, EventType::WarpWake, 2);
+  q.schedule(5, EventType::WarpWake, 3);
+  q.schedule(3, EventType::DriverWake, 4);
+  std::vector<std::uint32_t> order;
+  while (!q.empty()) order.push_back(q.pop().arg);
+  EXPECT_EQ(order, (std::vector<std::uint32_t>{2, 4, 1, 3}));
+}
+
+TEST(Thrashing, GpuOnlyMigrationsNeverThrash) {
+  ThrashingDetector t;
+  t.configure(ThrashingConfig{}, 1);
+  for (int i = 0; i < 100; ++i)
+    EXPECT_FALSE(t.on_migration(0, 7, Processor::Gpu, Tick(i) * kPsPerUs));
+  EXPECT_EQ(t.get_hint(0, 7, Processor::Gpu, 200 * kPsPerUs), ThrashingDetector::Hint::None);
+}
+
+TEST(Thrashing, PingPongWithinLapseThrottlesThenPins) {
+  ThrashingDetector t;
+  ThrashingConfig c;  // threshold 3, lapse 500 us, pin threshold 10
+  t.configure(c, 1);
+  Tick now = 0;
+  bool became = false;
+  for (int i = 0; i < 8 && !became; ++i) {
+    now += 10 * kPsPerUs;
+    became = t.on_migration(0, 3, i % 2 ? Processor::Cpu : Processor::Gpu, now);
+  }
+  ASSERT_TRUE(became);
+  EXPECT_TRUE(t.thrashing_pages(0).test(3));
+  // The page was last migrated to the GPU: the CPU is throttled for one nap (500 us), the GPU
+  // that holds it is not.
+  EXPECT_EQ(t.get_hint(0, 3, Processor::Gpu, now + kPsPerUs), ThrashingDetector::Hint::None);
+  EXPECT_EQ(t.get_hint(0, 3, Processor::Cpu, now + 2 * kPsPerUs),
+            ThrashingDetector::Hint::Throttle);
+  EXPECT_EQ(t.get_hint(0, 3, Processor::Cpu, now + 100 * kPsPerUs),
+            ThrashingDetector::Hint::Throttle);
+  // Far outside lapse of the last migration: no hint.
+  EXPECT_EQ(t.get_hint(0, 3, Processor::Cpu, now + 2000 * kPsPerUs),
+            ThrashingDetector::Hint::None);
+}
+
+TEST(Thrashing, PinsAfterPinThresholdPeriods) {
+  ThrashingDetector t;
+  ThrashingConfig c;
+  c.pin_threshold = 2;
+  t.configure(c, 1);
+  Tick now = 0;
+  for (int i = 0; i < 6; ++i) {
+    now += 10 * kPsPerUs;
+    t.on_migration(0, 3, i % 2 ? Processor::Cpu : Processor::Gpu, now);
+  }
+  ASSERT_TRUE(t.thrashing_pages(0).test(3));
+  EXPECT_EQ(t.get_hint(0, 3, Processor::Gpu, now + kPsPerUs), ThrashingDetector::Hint::Throttle);
+  EXPECT_EQ(t.get_hint(0, 3, Processor::Cpu, now + 2 * kPsPerUs), ThrashingDetector::Hint::Pin);
+  EXPECT_TRUE(t.pinned(0, 3, now + 3 * kPsPerUs));
+  EXPECT_FALSE(t.pinned(0, 3, now + 151 * 1000 * kPsPerUs));  // pin = 300 x 500 us = 150 ms
+}
+
+TEST(AccessCounters, NotifyAtThresholdOnlyWhenMigrationEnabled) {
+  AccessCounters ac;
+  AccessCounterConfig cfg;
+  ac.configure(cfg);
+  EXPECT_FALSE(ac.record(0x200000, 1000));  // off by default, as on x86
+  cfg.migration = true;
+  cfg.threshold = 4;
+  ac.configure(cfg);
+  EXPECT_FALSE(ac.record(0x200000 + 0x10000, 3));
+  EXPECT_TRUE(ac.record(0x200000 + 0x30000, 1));
+  ASSERT_EQ(ac.pending().size(), 1u);
+  EXPECT_EQ(ac.pending()[0].region_base, 0x200000u);
+  EXPECT_EQ(ac.pending()[0].subregion_mask, (1u << 1) | (1u << 3));
+  // The counter restarts after notifying.
+  EXPECT_FALSE(ac.record(0x200000, 3));
+}
+
+}  // namespace
+}  // namespace uvmsim

@@ -1,0 +1,86 @@
+// `stream`: the BabelStream triad kernel a[i] = b[i] + scalar * c[i] (Deakin et al., "GPU-STREAM
+// v2.0", PMBS 2016), as used in UVM oversubscription studies: three arrays streamed once per
+// iteration, one float per thread.
+#include "sim/error.h"
+#include "traces/generators/generator.h"
+
+namespace uvmsim::gen {
+namespace {
+
+void write_stream(GenContext& ctx) {
+  const std::uint64_t block = ctx.params.integer("block", 1, 1024);
+  const std::uint64_t iters = ctx.params.integer("iters", 1, 1000000);
+  const bool cpu_init = ctx.params.choice("init", {"cpu", "none"}) == "cpu";
+  const std::uint64_t n = ctx.footprint / 3 / 4;  // floats per array
+  if (n == 0) throw UserError("--footprint: must be at least 12 bytes for this generator");
+  const std::uint64_t grid = (n + block - 1) / block;
+  if (grid > 0x7fffffffu) throw UserError("--footprint: too large (grid exceeds 2^31-1 blocks)");
+
+  trace::Metadata meta = ctx.metadata();
+  const std::vector<Addr> bases = place_allocations(meta, {{"a", n * 4}, {"b", n * 4}, {"c", n * 4}});
+  const Addr a = bases[0], b = bases[1], c = bases[2];
+  trace::KernelInfo k;
+  k.id = 0;
+  k.name = "triad";
+  k.grid = {static_cast<std::uint32_t>(grid), 1, 1};
+  k.block = {static_cast<std::uint32_t>(block), 1, 1};
+  meta.kernels.push_back(k);
+
+  trace::TraceWriter w(ctx.output, meta, ctx.writer_options);
+  if (cpu_init) {
+    for (Addr base : {b, c}) {
+      trace::HostEvent ev;
+      ev.type = trace::HostEventType::CpuAccess;
+      ev.va = base;
+      ev.size = n * 4;
+      ev.kind = AccessKind::Write;
+      w.host_event(ev);
+    }
+  }
+  const std::uint32_t warps = k.warps_per_block();
+  Addr lanes[32];
+  for (std::uint64_t it = 0; it < iters; ++it) {
+    w.begin_launch(0, static_cast<std::int32_t>(it));
+    for (std::uint64_t tb = 0; tb < grid; ++tb) {
+      w.begin_block(warps);
+      for (std::uint32_t warp = 0; warp < warps; ++warp) {
+        std::size_t lanes_active = 0;
+        for (std::uint64_t lane = 0; lane < 32; ++lane) {
+          const std::uint64_t local = warp * 32ull + lane;
+          const std::uint64_t i = tb * block + local;
+          if (local >= block || i >= n) break;
+          lanes[lanes_active++] = i * 4;  // byte offset, rebased per array below
+        }
+        if (lanes_active == 0) continue;
+        Addr va[32];
+        auto emit = [&](Addr base, AccessKind kind, std::uint32_t ref, std::uint32_t gap) {
+          for (std::size_t l = 0; l < lanes_active; ++l) va[l] = base + lanes[l];
+          warp_instruction(w, warp, {va, lanes_active}, 4, kind, ref, gap);
+        };
+        emit(b, AccessKind::Read, 0, kIndexGap);  // load b[i]
+        emit(c, AccessKind::Read, 1, 0);          // load c[i]: independent, issues right after
+        emit(a, AccessKind::Write, 2, kAluGap);   // FFMA, then store a[i]
+      }
+      w.end_block();
+    }
+    trace::HostEvent sync;
+    sync.type = trace::HostEventType::Synchronize;
+    w.host_event(sync);
+  }
+  w.finish();
+}
+
+const Registrar kStream{Generator{
+    "stream",
+    "BabelStream triad a[i] = b[i] + s*c[i] over three float arrays of footprint/3 each",
+    {
+        {"block", "1024", "threads per block (1..1024)"},
+        {"iters", "1", "number of triad launches (iteration index 0..iters-1)"},
+        {"init", "cpu",
+         "cpu: the CPU writes b and c before the first launch; none: no host initialisation"},
+    },
+    write_stream,
+}};
+
+}  // namespace
+}  // namespace uvmsim::gen

@@ -1,0 +1,270 @@
+// The .uvt trace format: data model, writer and reader.
+//
+// A .uvt file is a self-describing, streamable, zstd-compressed memory-access trace written by the
+// workload generators and by the CUPTI/Sanitizer collector. Layout (all integers little-endian):
+//
+//   header   : magic "UVMTRACE", u32 format version, u32 flags, u64 metadata length,
+//              metadata JSON (UTF-8), u32 CRC-32 of everything before it
+//   chunks   : each a zstd frame (with zstd's content checksum) holding either host events or the
+//              threadblocks of one kernel launch; chunk boundaries fall between threadblocks
+//   index    : one entry per chunk (type, launch, first threadblock, count, offset, sizes, CRC-32 of
+//              the compressed bytes), plus per-launch totals
+//   footer   : u64 index offset, u64 index length, u32 CRC-32 of the index, magic "UVTEND01"
+//
+// See docs/trace-format.md for the byte-level description.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/types.h"
+
+namespace uvmsim::trace {
+
+constexpr std::uint32_t kFormatVersion = 1;
+
+struct Dim3 {
+  std::uint32_t x = 1, y = 1, z = 1;
+  std::uint64_t count() const { return std::uint64_t{x} * y * z; }
+  bool operator==(const Dim3&) const = default;
+};
+
+/// One allocation of the traced program (cudaMallocManaged, cudaMalloc, cudaMallocHost).
+struct Allocation {
+  std::uint32_t id = 0;
+  std::string name;
+  Addr base = 0;
+  std::uint64_t size = 0;  ///< bytes requested by the program (the simulator applies rounding)
+  bool managed = true;     ///< false: device-only (cudaMalloc) or host-pinned, see `host_pinned`
+  bool host_pinned = false;  ///< non-managed host memory the GPU reads over the link
+  bool operator==(const Allocation&) const = default;
+};
+
+struct KernelInfo {
+  std::uint32_t id = 0;
+  std::string name;
+  Dim3 grid, block;
+  std::uint32_t regs_per_thread = 0;   ///< 0 = unknown
+  std::uint32_t shared_mem_bytes = 0;  ///< static + dynamic, 0 = unknown
+  std::uint64_t threadblocks() const { return grid.count(); }
+  std::uint32_t warps_per_block() const {
+    return static_cast<std::uint32_t>((block.count() + 31) / 32);
+  }
+  bool operator==(const KernelInfo&) const = default;
+};
+
+struct Metadata {
+  std::string workload;
+  nlohmann::json params = nlohmann::json::object();  ///< generator / app parameters
+  std::string captured_gpu;                            ///< empty for synthetic traces
+  std::vector<Allocation> allocations;
+  std::vector<KernelInfo> kernels;
+  nlohmann::json extra = nlohmann::json::object();  ///< free-form (collector info, hints, ...)
+
+  nlohmann::json to_json() const;
+  /// Throws UserError naming `where` and the offending field.
+  static Metadata from_json(const nlohmann::json& j, const std::string& where);
+  std::uint64_t managed_footprint() const;  ///< sum of managed allocation sizes (as requested)
+  const KernelInfo* find_kernel(std::uint32_t id) const;  ///< nullptr if no kernel has that id
+  const Allocation* find_allocation(std::uint32_t id) const;  ///< nullptr if none has that id
+};
+
+enum class HostEventType : std::uint8_t {
+  KernelLaunch = 0,
+  MemPrefetch = 1,  ///< cudaMemPrefetchAsync
+  MemAdvise = 2,    ///< cudaMemAdvise
+  Synchronize = 3,  ///< cudaDeviceSynchronize / stream sync
+  CpuAccess = 4,    ///< the CPU reads/writes a managed range
+};
+
+enum class Advice : std::uint8_t {
+  SetPreferredLocation = 0,
+  UnsetPreferredLocation = 1,
+  SetAccessedBy = 2,
+  UnsetAccessedBy = 3,
+  SetReadMostly = 4,
+  UnsetReadMostly = 5,
+};
+
+const char* to_string(HostEventType t);
+const char* to_string(Advice a);
+
+/// One event of the host-side program-order stream. Fields not used by a type stay default.
+struct HostEvent {
+  HostEventType type = HostEventType::Synchronize;
+  // KernelLaunch
+  std::uint32_t kernel_id = 0;
+  std::uint32_t launch_index = 0;  ///< assigned by the writer: 0, 1, 2, ... in program order
+  std::int32_t iteration = -1;     ///< host-loop iteration index, -1 if not in a loop
+  // MemPrefetch / MemAdvise / CpuAccess
+  Addr va = 0;
+  std::uint64_t size = 0;
+  Processor device = Processor::Gpu;  ///< prefetch destination / advice target
+  Advice advice = Advice::SetPreferredLocation;
+  AccessKind kind = AccessKind::Read;  ///< CpuAccess
+  bool operator==(const HostEvent&) const = default;
+};
+
+/// One warp memory access (or `repeat` consecutive identical accesses to the same page).
+struct AccessRecord {
+  Addr va = 0;
+  std::uint32_t ref_id = 0;      ///< static instruction / PC id
+  std::uint32_t gap_cycles = 0;  ///< compute cycles since the warp's previous access
+  std::uint32_t repeat = 1;      ///< >= 1; repeats are `gap_cycles` apart
+  std::uint32_t bytes = 4;
+  AccessKind kind = AccessKind::Read;
+  bool operator==(const AccessRecord&) const = default;
+};
+
+/// Totals kept in the index so `trace info` and the simulator need not decode everything.
+struct LaunchSummary {
+  std::uint32_t launch_index = 0;
+  std::uint32_t kernel_id = 0;
+  std::uint64_t threadblocks = 0;
+  std::uint64_t records = 0;
+  std::uint64_t accesses = 0;  ///< records expanded by repeat counts
+};
+
+struct ChunkInfo {
+  enum Type : std::uint8_t { Host = 0, Blocks = 1 } type = Host;
+  std::uint32_t launch_index = 0;  ///< Blocks only
+  std::uint64_t first = 0;         ///< first threadblock (Blocks) or host event (Host) index
+  std::uint64_t count = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t compressed_bytes = 0;
+  std::uint64_t raw_bytes = 0;
+  std::uint32_t crc = 0;
+};
+
+struct WriterOptions {
+  std::size_t chunk_raw_bytes = 1 << 20;  ///< target uncompressed chunk size
+  int zstd_level = 3;
+  bool fold_repeats = true;  ///< fold identical consecutive same-page accesses of a warp
+};
+
+/// Writes a .uvt file. Usage: construct, then in program order call host events and
+/// begin_launch/begin_block/access/end_block..., then finish(). Threadblocks of a launch must be
+/// written in id order 0..N-1, and all of them before the next host event.
+class TraceWriter {
+ public:
+  TraceWriter(const std::filesystem::path& path, const Metadata& meta, WriterOptions opts = {});
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  void host_event(const HostEvent& ev);  ///< any type but KernelLaunch
+  /// Appends a KernelLaunch host event and returns its launch index.
+  std::uint32_t begin_launch(std::uint32_t kernel_id, std::int32_t iteration = -1);
+  void begin_block(std::uint32_t num_warps);  ///< next threadblock of the current launch
+  void access(std::uint32_t warp, const AccessRecord& rec);
+  void end_block();
+  void finish();  ///< writes the index and footer; the destructor calls it if needed
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Sequential decoder over one warp's records, pointing into a decoded chunk. No allocation.
+class WarpStream {
+ public:
+  WarpStream() = default;
+  WarpStream(const std::uint8_t* begin, const std::uint8_t* end, std::uint32_t records)
+      : pos_(begin), end_(end), remaining_(records), total_(records) {}
+  /// As above; `va_base` is the VA the first record's delta is relative to (the threadblock's
+  /// base, see ThreadblockView::va_base) and `source` (the trace file name, must outlive the
+  /// stream) prefixes error messages.
+  WarpStream(const std::uint8_t* begin, const std::uint8_t* end, std::uint32_t records,
+             Addr va_base, const std::string* source)
+      : pos_(begin), end_(end), remaining_(records), prev_va_(va_base), total_(records),
+        source_(source) {}
+  bool done() const { return remaining_ == 0; }
+  std::uint32_t remaining() const { return remaining_; }
+  /// Decodes the next record; returns false at the end. Throws UserError on malformed data.
+  bool next(AccessRecord& out);
+
+ private:
+  const std::uint8_t* pos_ = nullptr;
+  const std::uint8_t* end_ = nullptr;
+  std::uint32_t remaining_ = 0;
+  Addr prev_va_ = 0;
+  std::uint32_t prev_ref_ = 0;
+  std::uint32_t prev_bytes_ = 4;  // records omit `bytes` when it equals the previous record's
+  std::uint32_t total_ = 0;       // for error messages ("record 3 of 32")
+  const std::string* source_ = nullptr;
+  [[noreturn]] void fail(const char* what, std::uint64_t value = ~std::uint64_t{0}) const;
+};
+
+/// A decoded threadblock. Valid until released back to its LaunchStream.
+struct ThreadblockView {
+  std::uint64_t tb_id = 0;
+  std::uint32_t num_warps = 0;
+  std::uint32_t slot = 0;  ///< internal: which decoded chunk holds it
+  const std::uint8_t* warps_begin = nullptr;  ///< internal
+  const std::uint8_t* warps_end = nullptr;    ///< internal
+  const std::string* source = nullptr;        ///< internal: file name for error messages
+  Addr va_base = 0;  ///< internal: every warp's first VA delta is relative to this
+  /// Streams for all warps, in warp order. Fills `out` (resized; reuse it to avoid allocation).
+  void warp_streams(std::vector<WarpStream>& out) const;
+};
+
+class TraceReader;
+
+/// Streams the threadblocks of one launch in id order, decoding a chunk only when the first of
+/// its threadblocks is requested, and freeing it when all of its threadblocks are released, so
+/// memory is bounded by the threadblocks in flight.
+class LaunchStream {
+ public:
+  LaunchStream(TraceReader& reader, std::uint32_t launch_index);
+  ~LaunchStream();
+  LaunchStream(LaunchStream&&) noexcept;
+  std::uint64_t threadblocks() const;
+  /// Next threadblock in id order; false when all have been handed out.
+  bool next(ThreadblockView& out);
+  void release(const ThreadblockView& tb);
+  std::size_t decoded_chunks() const;  ///< chunks currently held in memory
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Opens and validates a .uvt file (header CRC, footer, index CRC, chunk CRCs on load).
+/// Every problem is a UserError "<file>: <field>: <message>".
+class TraceReader {
+ public:
+  explicit TraceReader(const std::filesystem::path& path);
+  ~TraceReader();
+
+  const std::filesystem::path& path() const;
+  const std::string& display_name() const;  ///< path as text; prefixes every error message
+  std::uint32_t version() const;
+  const Metadata& metadata() const;
+  const std::vector<ChunkInfo>& chunks() const;
+  const std::vector<LaunchSummary>& launches() const;
+  std::uint64_t host_event_count() const;
+  std::uint64_t file_bytes() const;
+
+  /// Host events in program order (decodes host chunks lazily). Call rewind_host() to restart.
+  bool next_host_event(HostEvent& out);
+  void rewind_host();
+
+  LaunchStream launch(std::uint32_t launch_index);
+  /// Indices into chunks() of the Blocks chunks of a launch, in threadblock order.
+  const std::vector<std::size_t>& launch_chunks(std::uint32_t launch_index) const;
+
+  /// Reads, CRC-checks and decompresses chunk `i` into `out` (reusing its capacity).
+  void load_chunk(std::size_t i, std::vector<std::uint8_t>& out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace uvmsim::trace

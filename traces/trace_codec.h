@@ -1,0 +1,151 @@
+// Internal building blocks of the .uvt encoding shared by the writer, the reader and the tests:
+// little-endian integers, LEB128 varints, the access-record flag bits, host-event encoding and the
+// structure of a Blocks chunk. Not part of the public trace API (see trace.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "traces/trace.h"
+
+namespace uvmsim::trace::codec {
+
+// ---- file framing ----------------------------------------------------------------------------
+inline constexpr char kHeaderMagic[8] = {'U', 'V', 'M', 'T', 'R', 'A', 'C', 'E'};
+inline constexpr char kFooterMagic[8] = {'U', 'V', 'T', 'E', 'N', 'D', '0', '1'};
+/// magic + u32 version + u32 flags + u64 metadata length
+inline constexpr std::size_t kHeaderFixedBytes = 8 + 4 + 4 + 8;
+/// u64 index offset + u64 index length + u32 index CRC + magic
+inline constexpr std::size_t kFooterBytes = 8 + 8 + 4 + 8;
+/// u8 type, u32 launch, u64 first, u64 count, u64 offset, u64 compressed, u64 raw, u32 crc
+inline constexpr std::size_t kChunkEntryBytes = 1 + 4 + 8 * 5 + 4;
+/// u32 launch, u32 kernel, u64 threadblocks, u64 records, u64 accesses
+inline constexpr std::size_t kLaunchEntryBytes = 4 + 4 + 8 * 3;
+/// Header flags are reserved: a reader rejects bits it does not know (see the versioning policy).
+inline constexpr std::uint32_t kKnownHeaderFlags = 0;
+/// Guards against allocating absurd buffers for a corrupt (but CRC-colliding) index.
+inline constexpr std::uint64_t kMaxChunkRawBytes = std::uint64_t{1} << 32;
+
+// ---- access-record flags byte -----------------------------------------------------------------
+inline constexpr std::uint8_t kKindMask = 0x07;   ///< AccessKind; values 4..7 are invalid
+inline constexpr std::uint8_t kVaPages = 0x08;    ///< VA delta is stored in 4 KB pages
+inline constexpr std::uint8_t kHasRef = 0x10;     ///< ref id follows (else previous record's)
+inline constexpr std::uint8_t kHasBytes = 0x20;   ///< byte count follows (else previous record's)
+inline constexpr std::uint8_t kHasGap = 0x40;     ///< gap cycles follow (else 0)
+inline constexpr std::uint8_t kHasRepeat = 0x80;  ///< repeat-1 follows (else repeat is 1)
+
+// ---- primitive encoders -----------------------------------------------------------------------
+inline void put_u8(std::vector<std::uint8_t>& out, std::uint8_t v) { out.push_back(v); }
+void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v);
+void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v);
+void put_bytes(std::vector<std::uint8_t>& out, const void* data, std::size_t n);
+std::uint32_t get_u32(const std::uint8_t* p);
+std::uint64_t get_u64(const std::uint8_t* p);
+
+inline void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<std::uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<std::uint8_t>(v));
+}
+inline std::uint64_t zigzag(std::int64_t v) {
+  // Unsigned arithmetic throughout: the signed formula's left shift overflows for large |v|.
+  const auto u = static_cast<std::uint64_t>(v);
+  return (u << 1) ^ (v < 0 ? ~std::uint64_t{0} : 0);
+}
+inline std::int64_t unzigzag(std::uint64_t u) {
+  return static_cast<std::int64_t>((u >> 1) ^ (~(u & 1) + 1));
+}
+
+/// Decodes a varint at `p` (not past `end`) into `out`. Returns the position after it, or nullptr
+/// if it runs past `end` or does not fit in 64 bits.
+inline const std::uint8_t* get_varint(const std::uint8_t* p, const std::uint8_t* end,
+                                      std::uint64_t& out) {
+  std::uint64_t v = 0;
+  for (unsigned shift = 0; shift < 64; shift += 7) {
+    if (p == end) return nullptr;
+    const std::uint8_t b = *p++;
+    // The 10th byte may only contribute the top bit of a u64.
+    if (shift == 63 && b > 1) return nullptr;
+    v |= std::uint64_t{b & 0x7fu} << shift;
+    if (b < 0x80) {
+      out = v;
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+inline constexpr std::uint64_t kNoIndex = ~std::uint64_t{0};
+
+/// Builds "<where>: <field>[ <index>]: <msg>". Only called on failure, so the hot paths that
+/// carry a (where, field, index) context never build strings.
+std::string error_text(const std::string* where, const char* field, std::uint64_t index,
+                       const std::string& msg);
+
+/// Bounds-checked cursor for the non-hot parts of the format (index, host events, threadblock
+/// headers). Every failure is a UserError "<where>: <field>[ <index>]: <message>". `where` must
+/// outlive the reader; `field` is a string literal.
+class ByteReader {
+ public:
+  ByteReader(const std::uint8_t* begin, const std::uint8_t* end, const std::string* where,
+             const char* field, std::uint64_t index = kNoIndex)
+      : begin_(begin), pos_(begin), end_(end), where_(where), field_(field), index_(index) {}
+  bool at_end() const { return pos_ == end_; }
+  std::size_t remaining() const { return static_cast<std::size_t>(end_ - pos_); }
+  std::size_t offset() const { return static_cast<std::size_t>(pos_ - begin_); }
+  const std::uint8_t* pos() const { return pos_; }
+  std::uint8_t u8();
+  std::uint32_t u32();
+  std::uint64_t u64();
+  std::uint64_t varint();
+  std::uint32_t varint32(const char* what);  ///< a varint that must fit in 32 bits
+  void skip(std::uint64_t n);
+  [[noreturn]] void fail(const std::string& msg) const;
+
+ private:
+  const std::uint8_t* begin_;
+  const std::uint8_t* pos_;
+  const std::uint8_t* end_;
+  const std::string* where_;
+  const char* field_;
+  std::uint64_t index_;
+};
+
+/// Per-warp encoder state, mirroring WarpStream's decoder state.
+struct RecordEncoder {
+  Addr prev_va = 0;
+  std::uint32_t prev_ref = 0;
+  std::uint32_t prev_bytes = 4;
+  void encode(const AccessRecord& rec, std::vector<std::uint8_t>& out);
+};
+
+void encode_host_event(const HostEvent& ev, std::vector<std::uint8_t>& out);
+/// Decodes and range-checks one host event (enum values, field widths).
+HostEvent decode_host_event(ByteReader& in);
+
+/// Location of one threadblock inside a decoded Blocks chunk.
+struct TbEntry {
+  std::uint64_t tb_id = 0;
+  std::uint32_t num_warps = 0;
+  Addr va_base = 0;
+  std::size_t begin = 0;  ///< offset of the first warp header
+  std::size_t end = 0;    ///< offset one past the threadblock
+};
+
+/// Splits a decoded Blocks chunk into threadblocks, checking its structure: `count` threadblocks
+/// with ids first, first+1, ..., each with `warps_per_block` warps whose data lies inside the
+/// chunk, and no trailing bytes. Fills `out` (cleared; its capacity is reused).
+/// Errors name "chunk <chunk_index>".
+void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t first,
+                       std::uint64_t count, std::uint32_t warps_per_block,
+                       std::vector<TbEntry>& out, const std::string* where,
+                       std::uint64_t chunk_index);
+
+/// CRC-32 (IEEE, as used by zip/PNG) via boost::crc_32_type.
+std::uint32_t crc32(const void* data, std::size_t n);
+
+}  // namespace uvmsim::trace::codec
