@@ -25,6 +25,8 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, UvmDriver& driver)
   link_.configure(cfg_.link.bandwidth_gbps, cfg_.link.remote_latency_ns);
   utlbs_.resize((cfg_.gpu.num_sms + cfg_.gpu.sms_per_utlb - 1) / cfg_.gpu.sms_per_utlb);
   buffer_.configure(cfg_.gpu.fault_buffer_entries);
+  const std::size_t nblocks = ctx_.va.blocks().size();
+  block_wait_.resize(nblocks);
 }
 
 void Gpu::launch(const trace::KernelInfo& k, trace::LaunchStream& stream, Tick start,
@@ -183,13 +185,9 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
   VaBlock& b = ctx_.va.blocks()[ctx_.va.block_index(*rg, r.va)];
   const unsigned page = VaSpace::page_index(r.va);
   const bool write = r.kind >= AccessKind::Write;
-  const bool local = b.gpu_resident.test(page) && t >= b.map_ready_at &&
-                     !(write && b.read_only_gpu.test(page));
-  const bool remote = !local && !b.gpu_resident.test(page) &&
-                      (b.remote_mapped.test(page) ||
-                       (b.accessed_by_gpu && b.cpu_resident.test(page)));
   Tick lat = l1_lat_;
-  if (local || remote) {
+  if (mapped(b, page, r.kind, t)) {
+    const bool local = b.gpu_resident.test(page);
     // The PTE size the driver would have written: 2 MB if the whole block is resident, 64 KB
     // for a fully resident big page, else 4 KB (uvm-driver.md §6).
     unsigned shift = kPageShift, cls = 0;
@@ -231,51 +229,209 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
   // No valid PTE: the L1 and L2 TLBs miss, the GMMU walk finds nothing, and a far fault follows.
   ++s.l2_tlb_lookups;
   ++s.page_walks;
-  raise_fault(wi, r, t + lat + l2_lat_ + walk_lat_);
+  raise_fault(wi, r, b.id, page, t + lat + l2_lat_ + walk_lat_);
   return false;
 }
 
-void Gpu::raise_fault(std::uint32_t wi, const trace::AccessRecord& r, Tick t) {
+void Gpu::raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint32_t block,
+                      unsigned page, Tick t) {
   const std::uint32_t u = warps_[wi].sm / cfg_.gpu.sms_per_utlb;
-  Utlb& ut = utlbs_[u];
   const Addr page_va = r.va & ~(kPageSize - 1);
-  ut.pending.push_back({wi, r});
-  // A uTLB holds one outstanding miss per page: later accesses to it just wait with it.
-  if (std::find(ut.outstanding.begin(), ut.outstanding.end(), page_va) != ut.outstanding.end())
-    return;
-  if (ut.outstanding.size() >= cfg_.gpu.utlb_max_outstanding_faults || buffer_.full()) {
-    ++ctx_.stats.utlb_stalls;  // held back; it retries at the next replay
-    return;
+  BlockWait& bw = block_wait_[block];
+  // The uTLB's record for this page, if it has one: the page's chain holds one per uTLB.
+  std::uint32_t rid = kNil;
+  if (bw.heads != kNil) {
+    for (std::uint32_t x = head_slab_[bw.heads][page]; x != kNil; x = records_[x].next_in_page) {
+      if (records_[x].utlb == u) {
+        rid = x;
+        break;
+      }
+    }
   }
-  ut.outstanding.push_back(page_va);
+  if (rid == kNil) {
+    // A new miss for this uTLB: it gets a fault entry unless the uTLB already has its maximum
+    // of outstanding faults (or the buffer is full); then it waits for a replay to retry.
+    if (!free_records_.empty()) {
+      rid = free_records_.back();
+      free_records_.pop_back();
+    } else {
+      rid = static_cast<std::uint32_t>(records_.size());
+      records_.emplace_back();
+    }
+    FaultRecord& fr = records_[rid];
+    fr.page_va = page_va;
+    fr.block = block;
+    fr.page = static_cast<std::uint16_t>(page);
+    fr.utlb = static_cast<std::uint16_t>(u);
+    fr.kind = r.kind;
+    fr.head = fr.tail = kNil;
+    fr.live = true;
+    Utlb& ut = utlbs_[u];
+    ut.fifo.emplace_back(rid, fr.gen);
+    ++ut.live;
+    if (bw.heads == kNil) {
+      if (!free_heads_.empty()) {
+        bw.heads = free_heads_.back();
+        free_heads_.pop_back();
+      } else {
+        bw.heads = static_cast<std::uint32_t>(head_slab_.size());
+        head_slab_.emplace_back();
+      }
+      head_slab_[bw.heads].fill(kNil);
+      bw.gen_seen = 0;
+      active_blocks_.push_back(block);
+    }
+    auto& heads = head_slab_[bw.heads];
+    fr.next_in_page = heads[page];
+    heads[page] = rid;
+    bw.waiting.set(page);
+    ++bw.records;
+    if (ut.outstanding < cfg_.gpu.utlb_max_outstanding_faults && !buffer_.full()) {
+      raise_entry(fr, t);
+    } else {
+      ++ctx_.stats.utlb_stalls;
+    }
+  }
+  FaultRecord& fr = records_[rid];
+  fr.kind = std::max(fr.kind, r.kind);
+  std::uint32_t w;
+  if (!free_waiters_.empty()) {
+    w = free_waiters_.back();
+    free_waiters_.pop_back();
+  } else {
+    w = static_cast<std::uint32_t>(waiters_.size());
+    waiters_.emplace_back();
+  }
+  waiters_[w] = Waiter{r, wi, kNil};
+  if (fr.tail == kNil) {
+    fr.head = fr.tail = w;
+  } else {
+    waiters_[fr.tail].next = w;
+    fr.tail = w;
+  }
+}
+
+void Gpu::raise_entry(FaultRecord& fr, Tick t) {
+  ++utlbs_[fr.utlb].outstanding;
   const Tick valid_at = t + fault_lat_;
-  buffer_.push(FaultEntry{page_va, valid_at, u, r.kind});
+  buffer_.push(FaultEntry{fr.page_va, valid_at, fr.utlb, fr.kind});
   ++ctx_.stats.gpu_faults;
   ++ks_->gpu_faults;
   driver_.on_fault_pushed(valid_at);
 }
 
-void Gpu::on_replay(Tick now) {
-  for (auto& ut : utlbs_) {
-    if (ut.pending.empty()) {
-      ut.outstanding.clear();
-      continue;
-    }
-    replay_scratch_.swap(ut.pending);
-    ut.pending.clear();
-    ut.outstanding.clear();
-    for (const Pending& p : replay_scratch_) {
-      ++ctx_.stats.fault_retries;
-      Warp& w = warps_[p.warp];
-      Tick done;
-      if (!issue(p.warp, p.rec, now, done)) continue;  // faulted again: pending once more
-      w.group_done = std::max(w.group_done, done);
-      if (--w.outstanding == 0 && w.waiting) {
-        w.waiting = false;
-        ctx_.queue.schedule(now, EventType::WarpWake, p.warp);
+void Gpu::free_record(std::uint32_t rid) {
+  FaultRecord& fr = records_[rid];
+  fr.live = false;
+  ++fr.gen;
+  --utlbs_[fr.utlb].live;
+  free_records_.push_back(rid);
+}
+
+void Gpu::complete_waiters(std::uint32_t bi, Tick now) {
+  const VaBlock& b = ctx_.va.blocks()[bi];
+  BlockWait& bw = block_wait_[bi];
+  // Pages the GPU can now reach: resident ones once their PTEs are written, and remote ones.
+  PageMask reachable = b.remote_mapped;
+  if (b.accessed_by_gpu) reachable |= b.cpu_resident;
+  reachable.and_not(b.gpu_resident);
+  if (now >= b.map_ready_at) reachable |= b.gpu_resident;
+  const PageMask ready = bw.waiting & reachable;
+  auto& heads = head_slab_[bw.heads];
+  for (unsigned p = ready.find_next(0); p < kPagesPerBlock; p = ready.find_next(p + 1)) {
+    std::uint32_t* link = &heads[p];
+    while (*link != kNil) {
+      const std::uint32_t rid = *link;
+      FaultRecord& fr = records_[rid];
+      // Retry every waiting access of the page; those the mapping allows complete.
+      std::uint32_t prev = kNil;
+      for (std::uint32_t w = fr.head; w != kNil;) {
+        const std::uint32_t next = waiters_[w].next;
+        if (!mapped(b, p, waiters_[w].rec.kind, now)) {  // e.g. a write to a read-only copy
+          prev = w;
+          w = next;
+          continue;
+        }
+        const Waiter wt = waiters_[w];
+        if (prev == kNil) fr.head = next;
+        else waiters_[prev].next = next;
+        if (fr.tail == w) fr.tail = prev;
+        free_waiters_.push_back(w);
+        Warp& warp = warps_[wt.warp];
+        Tick done;
+        issue(wt.warp, wt.rec, now, done);  // mapped: cannot fault
+        warp.group_done = std::max(warp.group_done, done);
+        if (--warp.outstanding == 0 && warp.waiting) {
+          warp.waiting = false;
+          ctx_.queue.schedule(now, EventType::WarpWake, wt.warp);
+        }
+        w = next;
+      }
+      if (fr.head == kNil) {
+        *link = fr.next_in_page;
+        free_record(rid);
+        --bw.records;
+      } else {
+        link = &fr.next_in_page;
       }
     }
-    replay_scratch_.clear();
+    if (heads[p] == kNil) bw.waiting.reset(p);
+  }
+}
+
+void Gpu::on_replay(Tick now) {
+  // 1. Every waiting access retries. Only pages whose block mapping changed since the last look
+  //    can now succeed, so only those blocks are examined.
+  std::size_t keep = 0;
+  for (const std::uint32_t bi : active_blocks_) {
+    const VaBlock& b = ctx_.va.blocks()[bi];
+    BlockWait& bw = block_wait_[bi];
+    if (bw.gen_seen != b.mapping_gen) {
+      // Remember the generation only once the new PTEs are usable, else look again next time.
+      if (now >= b.map_ready_at) bw.gen_seen = b.mapping_gen;
+      complete_waiters(bi, now);
+    }
+    if (bw.records == 0) {
+      free_heads_.push_back(bw.heads);
+      bw.heads = kNil;
+      bw.waiting.clear();
+    } else {
+      active_blocks_[keep++] = bi;
+    }
+  }
+  active_blocks_.resize(keep);
+  // 2. The accesses that still miss fault again: each uTLB re-raises its oldest misses, up to
+  //    its outstanding limit; the rest stay held back until a later replay.
+  const Tick retry_at = now + l1_lat_ + l2_lat_ + walk_lat_;
+  for (auto& ut : utlbs_) {
+    ut.outstanding = 0;
+    if (ut.live == 0) {
+      ut.fifo.clear();
+      ut.fifo_head = 0;
+      continue;
+    }
+    std::size_t i = ut.fifo_head;
+    while (i < ut.fifo.size() && records_[ut.fifo[i].first].gen != ut.fifo[i].second) ++i;
+    ut.fifo_head = i;
+    for (; i < ut.fifo.size(); ++i) {
+      const auto [rid, gen] = ut.fifo[i];
+      if (records_[rid].gen != gen) continue;
+      if (ut.outstanding >= cfg_.gpu.utlb_max_outstanding_faults || buffer_.full()) break;
+      ++ctx_.stats.fault_retries;
+      raise_entry(records_[rid], retry_at);
+    }
+    ctx_.stats.utlb_stalls += ut.live - ut.outstanding;
+    // Drop dead entries once they dominate, so the walk above stays short.
+    if (ut.fifo.size() - ut.fifo_head > 2 * std::size_t{ut.live} + 64) {
+      std::size_t k = 0;
+      for (std::size_t j = ut.fifo_head; j < ut.fifo.size(); ++j)
+        if (records_[ut.fifo[j].first].gen == ut.fifo[j].second) ut.fifo[k++] = ut.fifo[j];
+      ut.fifo.resize(k);
+      ut.fifo_head = 0;
+    } else if (ut.fifo_head > 4096 && ut.fifo_head * 2 > ut.fifo.size()) {
+      ut.fifo.erase(ut.fifo.begin(), ut.fifo.begin() + static_cast<std::ptrdiff_t>(ut.fifo_head));
+      ut.fifo_head = 0;
+    }
   }
 }
 

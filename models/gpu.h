@@ -6,6 +6,7 @@
 // every held-back access retry.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -51,14 +52,33 @@ class Gpu {
     std::uint32_t warps_left = 0;
     bool active = false;
   };
-  struct Pending {
-    std::uint32_t warp;
+  /// An access waiting for a replay (slab entry; `next` links the waiters of one record).
+  struct Waiter {
     trace::AccessRecord rec;
+    std::uint32_t warp = 0;
+    std::uint32_t next = kNil;
+  };
+  /// One faulting page as seen by one uTLB: the uTLB keeps a single miss per page, and every
+  /// access to it waits with it. `raised` says whether it has an entry in the fault buffer.
+  struct FaultRecord {
+    Addr page_va = 0;
+    std::uint32_t block = 0;
+    std::uint32_t head = kNil, tail = kNil;
+    std::uint32_t next_in_page = kNil;  ///< other uTLBs' records for the same page
+    std::uint32_t gen = 0;  ///< bumped when the slot is freed (lazy deletion in the FIFOs)
+    std::uint16_t page = 0;
+    std::uint16_t utlb = 0;
+    AccessKind kind = AccessKind::Read;
+    bool live = false;
   };
   struct Utlb {
-    std::vector<Addr> outstanding;  ///< faulting pages with an entry in the buffer
-    std::vector<Pending> pending;   ///< accesses waiting for a replay, in issue order
+    /// Records in fault order; entries whose generation no longer matches are dead.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> fifo;
+    std::size_t fifo_head = 0;
+    std::uint32_t outstanding = 0;  ///< records with an entry in the buffer this epoch
+    std::uint32_t live = 0;
   };
+  static constexpr std::uint32_t kNil = ~std::uint32_t{0};
 
   void run_warp(std::uint32_t wi, Tick t);
   /// Issues one record at `t`. Returns true with `done` set if it completed, false if it
@@ -66,7 +86,18 @@ class Gpu {
   bool issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& done);
   Tick local_access(Tick t, const trace::AccessRecord& r);
   Tick remote_access(Tick t, const trace::AccessRecord& r);
-  void raise_fault(std::uint32_t wi, const trace::AccessRecord& r, Tick t);
+  /// True if the GPU has a valid mapping for `kind` on `page` of `b` at `t`.
+  static bool mapped(const VaBlock& b, unsigned page, AccessKind kind, Tick t) {
+    const bool write = kind >= AccessKind::Write;
+    if (b.gpu_resident.test(page))
+      return t >= b.map_ready_at && !(write && b.read_only_gpu.test(page));
+    return b.remote_mapped.test(page) || (b.accessed_by_gpu && b.cpu_resident.test(page));
+  }
+  void raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint32_t block,
+                   unsigned page, Tick t);
+  void raise_entry(FaultRecord& fr, Tick t);
+  void free_record(std::uint32_t rid);
+  void complete_waiters(std::uint32_t bi, Tick now);
   void finish_warp(std::uint32_t wi, Tick t);
   void start_tb(std::uint32_t slot, Tick t);
   bool can_inline(Tick t) const { return ctx_.queue.empty() || t < ctx_.queue.next_time(); }
@@ -85,7 +116,21 @@ class Gpu {
   Tlb l2_;
   BandwidthServer hbm_, link_;
   std::vector<Utlb> utlbs_;
-  std::vector<Pending> replay_scratch_;
+  std::vector<Waiter> waiters_;
+  std::vector<std::uint32_t> free_waiters_;
+  std::vector<FaultRecord> records_;
+  std::vector<std::uint32_t> free_records_;
+  /// Faulting pages of one VA block: which pages have records, and per page a chain of them.
+  struct BlockWait {
+    PageMask waiting;
+    std::uint32_t heads = kNil;  ///< index into head_slab_, allocated while records exist
+    std::uint32_t records = 0;
+    std::uint32_t gen_seen = 0;
+  };
+  std::vector<BlockWait> block_wait_;
+  std::vector<std::array<std::uint32_t, kPagesPerBlock>> head_slab_;
+  std::vector<std::uint32_t> free_heads_;
+  std::vector<std::uint32_t> active_blocks_;  ///< blocks with live records
 
   // Current launch.
   trace::LaunchStream* stream_ = nullptr;

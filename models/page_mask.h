@@ -21,26 +21,14 @@ class PageMask {
   void clear() { w_.fill(0); }
   /// Sets pages [first, last).
   void set_range(unsigned first, unsigned last) {
-    for (unsigned i = first; i < last;) {
-      if ((i & 63) == 0 && i + 64 <= last) {
-        w_[i >> 6] = ~std::uint64_t{0};
-        i += 64;
-      } else {
-        set(i++);
-      }
-    }
+    for_words(first, last, [](std::uint64_t& w, std::uint64_t m) { w |= m; });
   }
   /// Number of set pages in [first, last).
   unsigned count_range(unsigned first, unsigned last) const {
     unsigned n = 0;
-    for (unsigned i = first; i < last;) {
-      if ((i & 63) == 0 && i + 64 <= last) {
-        n += static_cast<unsigned>(std::popcount(w_[i >> 6]));
-        i += 64;
-      } else {
-        n += test(i++);
-      }
-    }
+    const_cast<PageMask*>(this)->for_words(first, last, [&n](std::uint64_t& w, std::uint64_t m) {
+      n += static_cast<unsigned>(std::popcount(w & m));
+    });
     return n;
   }
   unsigned count() const {
@@ -107,6 +95,22 @@ class PageMask {
   }
 
  private:
+  /// Calls f(word, mask) for each word overlapping [first, last), mask selecting the range.
+  template <typename F>
+  void for_words(unsigned first, unsigned last, F&& f) {
+    if (first >= last) return;
+    unsigned wi = first >> 6;
+    const unsigned wl = (last - 1) >> 6;
+    std::uint64_t mask = ~std::uint64_t{0} << (first & 63);
+    for (; wi < wl; ++wi) {
+      f(w_[wi], mask);
+      mask = ~std::uint64_t{0};
+    }
+    const unsigned tail = last & 63;
+    if (tail) mask &= ~std::uint64_t{0} >> (64 - tail);
+    f(w_[wi], mask);
+  }
+
   std::array<std::uint64_t, kWords> w_{};
 };
 

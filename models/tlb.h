@@ -1,6 +1,7 @@
 // A set-associative TLB with LRU replacement. Entries carry the mapping generation of their VA
 // block, so the driver's TLB invalidate after PTE changes is one counter bump per block instead
-// of a walk over every TLB (an entry whose generation is stale simply misses).
+// of a walk over every TLB (an entry whose generation is stale simply misses). Tags, generations
+// and LRU stamps are kept in separate arrays so a lookup scans only the tags of one set.
 #pragma once
 
 #include <cstdint>
@@ -15,46 +16,51 @@ class Tlb {
   void reset(std::uint32_t entries, std::uint32_t assoc) {
     assoc_ = assoc < 1 ? 1 : (assoc > entries ? entries : assoc);
     sets_ = entries / assoc_ ? entries / assoc_ : 1;
-    ways_.assign(static_cast<std::size_t>(sets_) * assoc_, Way{});
+    const std::size_t n = static_cast<std::size_t>(sets_) * assoc_;
+    keys_.assign(n, kInvalid);
+    gens_.assign(n, 0);
+    stamps_.assign(n, 0);
     clock_ = 0;
   }
   /// `key` identifies (virtual page number, page size); `gen` the block's mapping generation.
   bool lookup(std::uint64_t key, std::uint32_t gen) {
-    Way* set = &ways_[index(key)];
+    const std::size_t base = index(key);
+    const std::uint64_t* k = &keys_[base];
     for (std::uint32_t i = 0; i < assoc_; ++i) {
-      if (set[i].key == key && set[i].gen == gen) {
-        set[i].stamp = ++clock_;
+      if (k[i] == key) {
+        if (gens_[base + i] != gen) return false;
+        stamps_[base + i] = ++clock_;
         return true;
       }
     }
     return false;
   }
   void insert(std::uint64_t key, std::uint32_t gen) {
-    Way* set = &ways_[index(key)];
-    Way* victim = set;
+    const std::size_t base = index(key);
+    std::size_t victim = base;
     for (std::uint32_t i = 0; i < assoc_; ++i) {
-      if (set[i].key == key) {
-        victim = &set[i];
+      if (keys_[base + i] == key) {
+        victim = base + i;
         break;
       }
-      if (set[i].stamp < victim->stamp) victim = &set[i];
+      if (stamps_[base + i] < stamps_[victim]) victim = base + i;
     }
-    *victim = Way{key, gen, ++clock_};
+    keys_[victim] = key;
+    gens_[victim] = gen;
+    stamps_[victim] = ++clock_;
   }
 
  private:
-  struct Way {
-    std::uint64_t key = ~std::uint64_t{0};
-    std::uint32_t gen = 0;
-    std::uint64_t stamp = 0;
-  };
+  static constexpr std::uint64_t kInvalid = ~std::uint64_t{0};
   std::size_t index(std::uint64_t key) const {
     // Mix the key so that strided page numbers spread over the sets.
     key ^= key >> 17;
     key *= 0x9E3779B97F4A7C15ull;
     return static_cast<std::size_t>((key >> 32) % sets_) * assoc_;
   }
-  std::vector<Way> ways_;
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::uint32_t> gens_;
+  std::vector<std::uint64_t> stamps_;
   std::uint32_t sets_ = 1, assoc_ = 1;
   std::uint64_t clock_ = 0;
 };

@@ -32,11 +32,20 @@ std::uint64_t parse_size(const std::string& text, const std::string& what) {
   unsigned shift = 0;
   if (pos < text.size()) {
     switch (lower(text[pos])) {
-      case 'k': shift = 10; break;
-      case 'm': shift = 20; break;
-      case 'g': shift = 30; break;
-      case 't': shift = 40; break;
-      default: break;
+      case 'k':
+        shift = 10;
+        break;
+      case 'm':
+        shift = 20;
+        break;
+      case 'g':
+        shift = 30;
+        break;
+      case 't':
+        shift = 40;
+        break;
+      default:
+        break;
     }
     if (shift != 0) ++pos;
   }

@@ -7,7 +7,8 @@
 //              metadata JSON (UTF-8), u32 CRC-32 of everything before it
 //   chunks   : each a zstd frame (with zstd's content checksum) holding either host events or the
 //              threadblocks of one kernel launch; chunk boundaries fall between threadblocks
-//   index    : one entry per chunk (type, launch, first threadblock, count, offset, sizes, CRC-32 of
+//   index    : one entry per chunk (type, launch, first threadblock, count, offset, sizes, CRC-32
+//   of
 //              the compressed bytes), plus per-launch totals
 //   footer   : u64 index offset, u64 index length, u32 CRC-32 of the index, magic "UVTEND01"
 //
@@ -40,8 +41,8 @@ struct Allocation {
   std::uint32_t id = 0;
   std::string name;
   Addr base = 0;
-  std::uint64_t size = 0;  ///< bytes requested by the program (the simulator applies rounding)
-  bool managed = true;     ///< false: device-only (cudaMalloc) or host-pinned, see `host_pinned`
+  std::uint64_t size = 0;    ///< bytes requested by the program (the simulator applies rounding)
+  bool managed = true;       ///< false: device-only (cudaMalloc) or host-pinned, see `host_pinned`
   bool host_pinned = false;  ///< non-managed host memory the GPU reads over the link
   bool operator==(const Allocation&) const = default;
 };
@@ -62,7 +63,7 @@ struct KernelInfo {
 struct Metadata {
   std::string workload;
   nlohmann::json params = nlohmann::json::object();  ///< generator / app parameters
-  std::string captured_gpu;                            ///< empty for synthetic traces
+  std::string captured_gpu;                          ///< empty for synthetic traces
   std::vector<Allocation> allocations;
   std::vector<KernelInfo> kernels;
   nlohmann::json extra = nlohmann::json::object();  ///< free-form (collector info, hints, ...)
@@ -71,7 +72,7 @@ struct Metadata {
   /// Throws UserError naming `where` and the offending field.
   static Metadata from_json(const nlohmann::json& j, const std::string& where);
   std::uint64_t managed_footprint() const;  ///< sum of managed allocation sizes (as requested)
-  const KernelInfo* find_kernel(std::uint32_t id) const;  ///< nullptr if no kernel has that id
+  const KernelInfo* find_kernel(std::uint32_t id) const;      ///< nullptr if no kernel has that id
   const Allocation* find_allocation(std::uint32_t id) const;  ///< nullptr if none has that id
 };
 
@@ -182,7 +183,11 @@ class WarpStream {
   /// stream) prefixes error messages.
   WarpStream(const std::uint8_t* begin, const std::uint8_t* end, std::uint32_t records,
              Addr va_base, const std::string* source)
-      : pos_(begin), end_(end), remaining_(records), prev_va_(va_base), total_(records),
+      : pos_(begin),
+        end_(end),
+        remaining_(records),
+        prev_va_(va_base),
+        total_(records),
         source_(source) {}
   bool done() const { return remaining_ == 0; }
   std::uint32_t remaining() const { return remaining_; }
@@ -205,7 +210,7 @@ class WarpStream {
 struct ThreadblockView {
   std::uint64_t tb_id = 0;
   std::uint32_t num_warps = 0;
-  std::uint32_t slot = 0;  ///< internal: which decoded chunk holds it
+  std::uint32_t slot = 0;                     ///< internal: which decoded chunk holds it
   const std::uint8_t* warps_begin = nullptr;  ///< internal
   const std::uint8_t* warps_end = nullptr;    ///< internal
   const std::string* source = nullptr;        ///< internal: file name for error messages

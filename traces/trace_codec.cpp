@@ -11,23 +11,34 @@ namespace uvmsim::trace {
 
 const char* to_string(HostEventType t) {
   switch (t) {
-    case HostEventType::KernelLaunch: return "KernelLaunch";
-    case HostEventType::MemPrefetch: return "MemPrefetch";
-    case HostEventType::MemAdvise: return "MemAdvise";
-    case HostEventType::Synchronize: return "Synchronize";
-    case HostEventType::CpuAccess: return "CpuAccess";
+    case HostEventType::KernelLaunch:
+      return "KernelLaunch";
+    case HostEventType::MemPrefetch:
+      return "MemPrefetch";
+    case HostEventType::MemAdvise:
+      return "MemAdvise";
+    case HostEventType::Synchronize:
+      return "Synchronize";
+    case HostEventType::CpuAccess:
+      return "CpuAccess";
   }
   return "?";
 }
 
 const char* to_string(Advice a) {
   switch (a) {
-    case Advice::SetPreferredLocation: return "SetPreferredLocation";
-    case Advice::UnsetPreferredLocation: return "UnsetPreferredLocation";
-    case Advice::SetAccessedBy: return "SetAccessedBy";
-    case Advice::UnsetAccessedBy: return "UnsetAccessedBy";
-    case Advice::SetReadMostly: return "SetReadMostly";
-    case Advice::UnsetReadMostly: return "UnsetReadMostly";
+    case Advice::SetPreferredLocation:
+      return "SetPreferredLocation";
+    case Advice::UnsetPreferredLocation:
+      return "UnsetPreferredLocation";
+    case Advice::SetAccessedBy:
+      return "SetAccessedBy";
+    case Advice::UnsetAccessedBy:
+      return "UnsetAccessedBy";
+    case Advice::SetReadMostly:
+      return "SetReadMostly";
+    case Advice::UnsetReadMostly:
+      return "UnsetReadMostly";
   }
   return "?";
 }
@@ -177,7 +188,8 @@ void encode_host_event(const HostEvent& ev, std::vector<std::uint8_t>& out) {
       put_u8(out, static_cast<std::uint8_t>(ev.advice));
       put_u8(out, static_cast<std::uint8_t>(ev.device));
       break;
-    case HostEventType::Synchronize: break;
+    case HostEventType::Synchronize:
+      break;
     case HostEventType::CpuAccess:
       put_varint(out, ev.va);
       put_varint(out, ev.size);
@@ -232,7 +244,8 @@ HostEvent decode_host_event(ByteReader& in) {
       ev.device = decode_processor(in);
       break;
     }
-    case HostEventType::Synchronize: break;
+    case HostEventType::Synchronize:
+      break;
     case HostEventType::CpuAccess: {
       ev.va = in.varint();
       ev.size = in.varint();

@@ -143,8 +143,9 @@ json Metadata::to_json() const {
                      {"regs", k.regs_per_thread},
                      {"smem", k.shared_mem_bytes}});
   }
-  return json{{"workload", workload},         {"params", params},   {"captured_gpu", captured_gpu},
-              {"allocations", std::move(allocs)}, {"kernels", std::move(kerns)}, {"extra", extra}};
+  return json{{"workload", workload},         {"params", params},
+              {"captured_gpu", captured_gpu}, {"allocations", std::move(allocs)},
+              {"kernels", std::move(kerns)},  {"extra", extra}};
 }
 
 Metadata Metadata::from_json(const json& j, const std::string& where) {
@@ -175,8 +176,8 @@ Metadata Metadata::from_json(const json& j, const std::string& where) {
         f.fail(f.field("id"), "duplicate allocation id " + std::to_string(a.id));
       }
       if (a.base < other.base + other.size && other.base < a.base + a.size) {
-        f.fail(f.field("base"), "range overlaps allocation " + std::to_string(other.id) + " '" +
-                                    other.name + "'");
+        f.fail(f.field("base"),
+               "range overlaps allocation " + std::to_string(other.id) + " '" + other.name + "'");
       }
     }
     m.allocations.push_back(std::move(a));

@@ -111,8 +111,8 @@ std::uint64_t TraceReader::Impl::read_header() {
   version = get_u32(fixed + 8);
   if (version != kFormatVersion) {
     fail("header", "unsupported format version " + std::to_string(version) +
-                       " (this build of uvmsim supports version " +
-                       std::to_string(kFormatVersion) + ")");
+                       " (this build of uvmsim supports version " + std::to_string(kFormatVersion) +
+                       ")");
   }
   const std::uint32_t flags = get_u32(fixed + 12);
   if ((flags & ~kKnownHeaderFlags) != 0) fail("header", "unknown flags " + hex32(flags));
@@ -195,7 +195,8 @@ void TraceReader::Impl::validate_index(std::uint64_t header_end, std::uint64_t i
   for (std::size_t i = 0; i < launches.size(); ++i) {
     const LaunchSummary& l = launches[i];
     const std::string field = "index: launch " + std::to_string(i);
-    if (l.launch_index != i) fail(field, "out of order (numbered " + std::to_string(l.launch_index) + ")");
+    if (l.launch_index != i)
+      fail(field, "out of order (numbered " + std::to_string(l.launch_index) + ")");
     const KernelInfo* k = meta.find_kernel(l.kernel_id);
     if (k == nullptr) fail(field, "unknown kernel id " + std::to_string(l.kernel_id));
     if (l.threadblocks != k->threadblocks()) {
@@ -290,17 +291,17 @@ void TraceReader::load_chunk(std::size_t i, std::vector<std::uint8_t>& out) {
   if (frame_size == ZSTD_CONTENTSIZE_ERROR) r.fail(field(), "zstd: not a valid zstd frame");
   if (frame_size != c.raw_bytes) {
     r.fail(field(), "zstd frame declares " +
-                      (frame_size == ZSTD_CONTENTSIZE_UNKNOWN ? std::string("no")
-                                                              : std::to_string(frame_size)) +
-                      " uncompressed bytes, the index " + std::to_string(c.raw_bytes));
+                        (frame_size == ZSTD_CONTENTSIZE_UNKNOWN ? std::string("no")
+                                                                : std::to_string(frame_size)) +
+                        " uncompressed bytes, the index " + std::to_string(c.raw_bytes));
   }
   out.resize(c.raw_bytes);
-  const std::size_t n = ZSTD_decompressDCtx(r.dctx, out.data(), out.size(), r.compressed.data(),
-                                            r.compressed.size());
+  const std::size_t n =
+      ZSTD_decompressDCtx(r.dctx, out.data(), out.size(), r.compressed.data(), r.compressed.size());
   if (ZSTD_isError(n)) r.fail(field(), std::string("zstd: ") + ZSTD_getErrorName(n));
   if (n != c.raw_bytes) {
     r.fail(field(), "decompressed to " + std::to_string(n) + " bytes, expected " +
-                      std::to_string(c.raw_bytes));
+                        std::to_string(c.raw_bytes));
   }
 }
 
@@ -308,8 +309,9 @@ bool TraceReader::next_host_event(HostEvent& out) {
   Impl& r = *impl_;
   while (r.host_left == 0) {
     if (r.host_pos > 0 && r.host_off != r.host_buf.size()) {
-      r.fail("chunk " + std::to_string(r.host_chunk),
-             std::to_string(r.host_buf.size() - r.host_off) + " trailing bytes after the last event");
+      r.fail(
+          "chunk " + std::to_string(r.host_chunk),
+          std::to_string(r.host_buf.size() - r.host_off) + " trailing bytes after the last event");
     }
     if (r.host_pos == r.host_chunks.size()) {
       if (r.next_launch != r.launches.size()) {

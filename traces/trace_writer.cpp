@@ -18,9 +18,7 @@ using namespace codec;
 
 namespace {
 
-[[noreturn]] void misuse(const std::string& msg) {
-  throw std::logic_error("TraceWriter: " + msg);
-}
+[[noreturn]] void misuse(const std::string& msg) { throw std::logic_error("TraceWriter: " + msg); }
 
 bool valid_kind(AccessKind k) { return static_cast<std::uint8_t>(k) <= 3; }
 
@@ -204,7 +202,8 @@ std::uint32_t TraceWriter::begin_launch(std::uint32_t kernel_id, std::int32_t it
   if (w.finished) misuse("begin_launch after finish");
   w.require_no_open_launch("begin_launch");
   const auto it = w.kernels.find(kernel_id);
-  if (it == w.kernels.end()) misuse("begin_launch of unknown kernel id " + std::to_string(kernel_id));
+  if (it == w.kernels.end())
+    misuse("begin_launch of unknown kernel id " + std::to_string(kernel_id));
   const auto index = static_cast<std::uint32_t>(w.launches.size());
   HostEvent ev;
   ev.type = HostEventType::KernelLaunch;

@@ -31,7 +31,8 @@ void print_list(std::ostream& out) {
 }
 
 std::uint64_t parse_seed(const std::string& text) {
-  if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos) {
+  if (text.empty() || text.size() > 20 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
     throw UserError("--seed: invalid value '" + text + "' (expected a non-negative integer)");
   }
   try {
@@ -45,18 +46,18 @@ std::uint64_t parse_seed(const std::string& text) {
 
 int cmd_gen(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   po::options_description visible("options");
-  visible.add_options()                        //
-      ("help,h", "show this help")             //
-      ("list", "list the generators and their parameters")  //
+  visible.add_options()                                                   //
+      ("help,h", "show this help")                                        //
+      ("list", "list the generators and their parameters")                //
       ("output,o", po::value<std::string>(), "output trace file (.uvt)")  //
       ("footprint", po::value<std::string>()->default_value("64M"),
        "data size, with K/M/G/T suffix (generators that size by their own parameters ignore it "
        "but record it)")  //
       ("param,p", po::value<std::vector<std::string>>()->composing(),
-       "generator parameter KEY=VALUE (repeatable; see --list)")  //
+       "generator parameter KEY=VALUE (repeatable; see --list)")             //
       ("seed", po::value<std::string>()->default_value("1"), "random seed")  //
       ("chunk-size", po::value<std::string>()->default_value("1M"),
-       "target uncompressed chunk size")  //
+       "target uncompressed chunk size")                                                    //
       ("zstd-level", po::value<int>()->default_value(3), "zstd compression level (1..19)")  //
       ("no-fold", "keep same-page repeated accesses as separate records");
   po::options_description hidden;

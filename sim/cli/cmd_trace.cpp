@@ -41,10 +41,14 @@ std::string dims(const json& v) {
 
 const char* kind_name(AccessKind k) {
   switch (k) {
-    case AccessKind::Prefetch: return "prefetch";
-    case AccessKind::Read: return "read";
-    case AccessKind::Write: return "write";
-    case AccessKind::Atomic: return "atomic";
+    case AccessKind::Prefetch:
+      return "prefetch";
+    case AccessKind::Read:
+      return "read";
+    case AccessKind::Write:
+      return "write";
+    case AccessKind::Atomic:
+      return "atomic";
   }
   return "?";
 }
@@ -61,8 +65,9 @@ std::string describe(const trace::HostEvent& ev, const trace::Metadata& m) {
   std::string s = trace::to_string(ev.type);
   switch (ev.type) {
     case HostEventType::KernelLaunch:
-      s += " launch=" + std::to_string(ev.launch_index) + " kernel=" + std::to_string(ev.kernel_id) +
-           " (" + kernel_name(m, ev.kernel_id) + ") iteration=" + std::to_string(ev.iteration);
+      s += " launch=" + std::to_string(ev.launch_index) +
+           " kernel=" + std::to_string(ev.kernel_id) + " (" + kernel_name(m, ev.kernel_id) +
+           ") iteration=" + std::to_string(ev.iteration);
       break;
     case HostEventType::MemPrefetch:
       s += " va=" + hex(ev.va) + " size=" + std::to_string(ev.size) +
@@ -72,7 +77,8 @@ std::string describe(const trace::HostEvent& ev, const trace::Metadata& m) {
       s += std::string(" ") + trace::to_string(ev.advice) + " va=" + hex(ev.va) +
            " size=" + std::to_string(ev.size) + " device=" + processor_name(ev.device);
       break;
-    case HostEventType::Synchronize: break;
+    case HostEventType::Synchronize:
+      break;
     case HostEventType::CpuAccess:
       s += std::string(" ") + kind_name(ev.kind) + " va=" + hex(ev.va) +
            " size=" + std::to_string(ev.size);
@@ -153,12 +159,12 @@ json collect_info(trace::TraceReader& r) {
     host_chunks += c.type == trace::ChunkInfo::Host;
   }
   j["chunks"] = {{"host", host_chunks}, {"blocks", r.chunks().size() - host_chunks}};
-  j["bytes"] = {{"file", r.file_bytes()},
-                {"compressed", compressed},
-                {"raw", raw},
-                {"ratio", compressed == 0 ? 0.0
-                                          : static_cast<double>(raw) /
-                                                static_cast<double>(compressed)}};
+  j["bytes"] = {
+      {"file", r.file_bytes()},
+      {"compressed", compressed},
+      {"raw", raw},
+      {"ratio",
+       compressed == 0 ? 0.0 : static_cast<double>(raw) / static_cast<double>(compressed)}};
   return j;
 }
 
@@ -214,8 +220,8 @@ void print_info_text(const json& j, std::ostream& out) {
     }
     out << "  launch " << l["launch"] << ": kernel " << l["kernel_id"] << " ("
         << l["kernel"].get<std::string>() << ") iteration " << l["iteration"] << ", "
-        << l["threadblocks"] << " threadblocks, " << l["records"] << " records, "
-        << l["accesses"] << " accesses\n";
+        << l["threadblocks"] << " threadblocks, " << l["records"] << " records, " << l["accesses"]
+        << " accesses\n";
   }
   row("threadblocks:") << t["threadblocks"] << "\n";
   row("records:") << t["records"] << "\n";
@@ -291,12 +297,13 @@ void dump(trace::TraceReader& r, const DumpOptions& o, std::ostream& out) {
 
 int cmd_trace(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   po::options_description visible("options");
-  visible.add_options()                                   //
-      ("help,h", "show this help")                        //
+  visible.add_options()                                        //
+      ("help,h", "show this help")                             //
       ("json", "info: print one JSON object instead of text")  //
       ("limit", po::value<std::uint64_t>()->default_value(100),
        "dump: stop after N entries (host events + access records); 0 = no limit")  //
-      ("launch", po::value<std::uint32_t>(), "dump: only this launch's records (no host events)")  //
+      ("launch", po::value<std::uint32_t>(),
+       "dump: only this launch's records (no host events)")  //
       ("host-only", "dump: only the host events");
   po::options_description hidden;
   hidden.add_options()("action", po::value<std::string>())("file", po::value<std::string>());
@@ -313,7 +320,8 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& /*err*/) {
     out << kUsage << "\n" << visible;
     return 0;
   }
-  if (!vm.count("action")) throw UserError("missing action: info or dump (see uvmsim trace --help)");
+  if (!vm.count("action"))
+    throw UserError("missing action: info or dump (see uvmsim trace --help)");
   const std::string action = vm["action"].as<std::string>();
   if (action != "info" && action != "dump") {
     throw UserError("unknown action '" + action + "' (expected info or dump)");
@@ -344,8 +352,9 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   if (o.launch && o.host_only) throw UserError("--launch and --host-only exclude each other");
   trace::TraceReader reader(file);
   if (o.launch && *o.launch >= reader.launches().size()) {
-    throw UserError(file, "--launch", "launch " + std::to_string(*o.launch) + " does not exist (the trace has " +
-                                          std::to_string(reader.launches().size()) + ")");
+    throw UserError(file, "--launch",
+                    "launch " + std::to_string(*o.launch) + " does not exist (the trace has " +
+                        std::to_string(reader.launches().size()) + ")");
   }
   dump(reader, o, out);
   return 0;

@@ -53,8 +53,7 @@ const Generator* find_generator(const std::string& name) {
 }
 
 void generate(const std::string& name, std::uint64_t footprint, const ParamMap& params,
-              std::uint64_t seed, const std::filesystem::path& output,
-              trace::WriterOptions opts) {
+              std::uint64_t seed, const std::filesystem::path& output, trace::WriterOptions opts) {
   const Generator* g = find_generator(name);
   if (g == nullptr) {
     std::string known;
@@ -89,7 +88,7 @@ void generate(const std::string& name, std::uint64_t footprint, const ParamMap& 
   // leaves a half-written trace under the requested name.
   std::filesystem::path partial = output;
   partial += ".partial";
-  GenContext ctx{name, footprint, seed, ResolvedParams(std::move(values), std::move(recorded)),
+  GenContext ctx{name,    footprint, seed, ResolvedParams(std::move(values), std::move(recorded)),
                  partial, opts};
   try {
     g->run(ctx);

@@ -100,9 +100,9 @@ inline constexpr std::uint32_t kAluGap = 4;    ///< one dependent FADD/FFMA befo
 
 /// Appends allocations with the given names and sizes, each at a 2 MB-aligned base followed by a
 /// 2 MB guard gap, with ids 0, 1, 2, ... Returns their bases.
-std::vector<Addr> place_allocations(trace::Metadata& meta,
-                                    const std::vector<std::pair<std::string, std::uint64_t>>& allocs,
-                                    bool managed = true);
+std::vector<Addr> place_allocations(
+    trace::Metadata& meta, const std::vector<std::pair<std::string, std::uint64_t>>& allocs,
+    bool managed = true);
 
 /// Writes one warp-wide memory instruction: `lane_va[i]` is the address of active lane i. Lanes
 /// are grouped by 4 KB page in lane order (first occurrence), one record per distinct page with

@@ -1,6 +1,6 @@
 // `stream`: the BabelStream triad kernel a[i] = b[i] + scalar * c[i] (Deakin et al., "GPU-STREAM
-// v2.0", PMBS 2016), as used in UVM oversubscription studies: three arrays streamed once per
-// iteration, one float per thread.
+// v2.0", P^3MA workshop at ISC 2016), as used in UVM oversubscription studies: three arrays
+// streamed once per iteration, one float per thread.
 #include "sim/error.h"
 #include "traces/generators/generator.h"
 
@@ -17,7 +17,8 @@ void write_stream(GenContext& ctx) {
   if (grid > 0x7fffffffu) throw UserError("--footprint: too large (grid exceeds 2^31-1 blocks)");
 
   trace::Metadata meta = ctx.metadata();
-  const std::vector<Addr> bases = place_allocations(meta, {{"a", n * 4}, {"b", n * 4}, {"c", n * 4}});
+  const std::vector<Addr> bases =
+      place_allocations(meta, {{"a", n * 4}, {"b", n * 4}, {"c", n * 4}});
   const Addr a = bases[0], b = bases[1], c = bases[2];
   trace::KernelInfo k;
   k.id = 0;

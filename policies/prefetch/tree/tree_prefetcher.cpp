@@ -35,7 +35,9 @@ class TreePrefetcher final : public PrefetchPolicy {
     const unsigned region_pages = hi - lo;
     const unsigned max_level_pages = std::min(kPagesPerBlock, std::bit_ceil(region_pages));
     for (unsigned p = r.faulted.find_next(lo); p < hi; p = r.faulted.find_next(p + 1)) {
-      if (r.thrashing.test(p)) continue;
+      // A faulted page inside the region already chosen for another faulted page gets that
+      // same region: nodes are aligned and nested, so its largest passing node is that one.
+      if (r.thrashing.test(p) || out.test(p)) continue;
       unsigned best0 = 0, best1 = 0;
       for (unsigned size = 1; size <= max_level_pages; size <<= 1) {
         const unsigned n0 = std::max(lo, p & ~(size - 1));

@@ -1,0 +1,335 @@
+// Workload generators: registry, parameter handling, determinism and the access pattern each one
+// promises (docs/generators.md).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+#include "sim/error.h"
+#include "tests/test_util.h"
+#include "traces/generators/generator.h"
+#include "traces/trace.h"
+
+namespace uvmsim::gen {
+namespace {
+
+using test::TempDir;
+using trace::AccessRecord;
+using trace::HostEvent;
+using trace::HostEventType;
+
+struct Rec {
+  std::uint64_t tb;
+  std::uint32_t warp;
+  AccessRecord r;
+};
+
+struct Decoded {
+  trace::Metadata meta;
+  std::vector<HostEvent> host;
+  std::vector<std::vector<Rec>> launches;
+};
+
+Decoded decode(const std::string& path) {
+  trace::TraceReader reader(path);
+  Decoded d;
+  d.meta = reader.metadata();
+  HostEvent ev;
+  while (reader.next_host_event(ev)) d.host.push_back(ev);
+  std::vector<trace::WarpStream> warps;
+  for (std::uint32_t l = 0; l < reader.launches().size(); ++l) {
+    auto& recs = d.launches.emplace_back();
+    trace::LaunchStream s = reader.launch(l);
+    trace::ThreadblockView tb;
+    while (s.next(tb)) {
+      tb.warp_streams(warps);
+      AccessRecord r;
+      for (std::uint32_t w = 0; w < warps.size(); ++w) {
+        while (warps[w].next(r)) recs.push_back({tb.tb_id, w, r});
+      }
+      s.release(tb);
+    }
+  }
+  return d;
+}
+
+std::string generate_to(const TempDir& dir, const std::string& name, std::uint64_t footprint,
+                        const ParamMap& params = {}, std::uint64_t seed = 1,
+                        const std::string& file = "t.uvt") {
+  const std::string path = dir.file(file);
+  generate(name, footprint, params, seed, path);
+  return path;
+}
+
+std::vector<std::uint8_t> bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Generators, RegistryListsAllWithDocumentedParams) {
+  std::vector<std::string> names;
+  for (const Generator* g : generators()) {
+    names.push_back(g->name);
+    EXPECT_FALSE(g->description.empty()) << g->name;
+    for (const ParamSpec& p : g->params) EXPECT_FALSE(p.doc.empty()) << g->name << " " << p.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"random", "regular", "stream", "touch", "vecadd"}));
+  EXPECT_EQ(find_generator("nope"), nullptr);
+  EXPECT_THROW(register_generator(Generator{"regular", "dup", {}, nullptr}), std::logic_error);
+}
+
+TEST(Generators, BadInputNamesTheCulprit) {
+  TempDir dir;
+  const std::string out = dir.file("x.uvt");
+  EXPECT_EQ(error_of([&] { generate("nope", 1 << 20, {}, 1, out); }),
+            "unknown generator 'nope' (available: random, regular, stream, touch, vecadd)");
+  EXPECT_EQ(error_of([&] {
+              generate("regular", 1 << 20, {{"colour", "red"}}, 1, out);
+            }),
+            "--param colour: unknown parameter of generator 'regular' (its parameters: block, "
+            "init)");
+  EXPECT_EQ(error_of([&] {
+              generate("regular", 1 << 20, {{"init", "gpu"}}, 1, out);
+            }),
+            "--param init: expected one of none|cpu, got 'gpu'");
+  EXPECT_EQ(error_of([&] {
+              generate("stream", 1 << 20, {{"iters", "-1"}}, 1, out);
+            }),
+            "--param iters: expected an integer in [1, 1000000], got '-1'");
+  EXPECT_EQ(error_of([&] { generate("touch", 1 << 20, {}, 1, out); }),
+            "--param offsets: required by generator 'touch'");
+  EXPECT_EQ(error_of([&] {
+              generate("touch", 0, {{"offsets", "0,2M"}}, 1, out);
+            }),
+            "--param offsets: offset 2097152 (2 MiB) does not leave a 4-byte read inside size "
+            "2 MiB");
+  EXPECT_EQ(error_of([&] {
+              generate("touch", 0, {{"offsets", "0,1X"}}, 1, out);
+            }),
+            "--param offsets: invalid size '1X'");
+  EXPECT_EQ(error_of([&] {
+              generate("touch", 0, {{"size", "lots"}, {"offsets", "0"}}, 1, out);
+            }),
+            "--param size: invalid size 'lots'");
+  EXPECT_EQ(error_of([&] { generate("regular", 100, {}, 1, out); }),
+            "--footprint: must be at least 4K for this generator");
+  // A failed run leaves nothing behind.
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
+}
+
+TEST(Generators, SameInputsGiveByteIdenticalFiles) {
+  TempDir dir;
+  const std::vector<std::pair<std::string, ParamMap>> cases = {
+      {"regular", {}},
+      {"random", {{"init", "cpu"}}},
+      {"stream", {{"iters", "2"}}},
+      {"vecadd", {{"threads", "100"}}},
+      {"touch", {{"offsets", "0,64K,1M"}}}};
+  for (const auto& [name, params] : cases) {
+    const auto a = bytes_of(generate_to(dir, name, 4 << 20, params, 42, "a.uvt"));
+    const auto b = bytes_of(generate_to(dir, name, 4 << 20, params, 42, "b.uvt"));
+    EXPECT_FALSE(a.empty());
+    EXPECT_EQ(a, b) << name;
+  }
+  const auto s1 = bytes_of(generate_to(dir, "random", 4 << 20, {}, 1, "s1.uvt"));
+  const auto s2 = bytes_of(generate_to(dir, "random", 4 << 20, {}, 2, "s2.uvt"));
+  EXPECT_NE(s1, s2);
+}
+
+TEST(Generators, PermutationIsPortableAndUniform) {
+  // Pinned values: mt19937_64's output is fixed by the standard and the shuffle is our own, so
+  // these must be the same with every compiler and standard library.
+  EXPECT_EQ(random_permutation(10, 42), (std::vector<std::uint64_t>{1, 7, 9, 0, 3, 8, 4, 2, 5, 6}));
+  const auto p = random_permutation(1000, 7);
+  std::set<std::uint64_t> s(p.begin(), p.end());
+  EXPECT_EQ(s.size(), 1000u);
+  EXPECT_EQ(*s.rbegin(), 999u);
+  std::mt19937_64 rng(3);
+  std::vector<int> hist(3);
+  for (int i = 0; i < 30000; ++i) ++hist[uniform_below(rng, 3)];
+  for (int h : hist) EXPECT_NEAR(h, 10000, 500);
+}
+
+void expect_layout(const trace::Metadata& m) {
+  Addr expected = kFirstAllocationBase;
+  for (const auto& a : m.allocations) {
+    EXPECT_EQ(a.base, expected) << a.name;
+    EXPECT_EQ(a.base % kBlockSize, 0u);
+    EXPECT_TRUE(a.managed);
+    expected = (a.base + a.size + kBlockSize - 1) / kBlockSize * kBlockSize + kBlockSize;
+  }
+}
+
+TEST(Generators, RegularTouchesPageIOnceWithThreadI) {
+  TempDir dir;
+  const Decoded d = decode(generate_to(dir, "regular", 8 << 20, {{"block", "128"}}));
+  ASSERT_EQ(d.meta.allocations.size(), 1u);
+  EXPECT_EQ(d.meta.allocations[0].name, "data");
+  EXPECT_EQ(d.meta.allocations[0].size, 8u << 20);
+  expect_layout(d.meta);
+  ASSERT_EQ(d.meta.kernels.size(), 1u);
+  EXPECT_EQ(d.meta.kernels[0].name, "page_touch_regular");
+  EXPECT_EQ(d.meta.kernels[0].block, (trace::Dim3{128, 1, 1}));
+  EXPECT_EQ(d.meta.kernels[0].grid, (trace::Dim3{2048 / 128, 1, 1}));
+  EXPECT_EQ(
+      d.meta.params,
+      (nlohmann::json{{"footprint", 8 << 20}, {"seed", 1}, {"block", 128}, {"init", "none"}}));
+  ASSERT_EQ(d.host.size(), 2u);  // launch + synchronize; no CPU initialisation by default
+  EXPECT_EQ(d.host[0].type, HostEventType::KernelLaunch);
+  EXPECT_EQ(d.host[1].type, HostEventType::Synchronize);
+  ASSERT_EQ(d.launches[0].size(), 2048u);
+  for (std::size_t i = 0; i < 2048; ++i) {
+    const Rec& r = d.launches[0][i];
+    const std::uint64_t thread = r.tb * 128 + r.warp * 32 + i % 32;
+    EXPECT_EQ(thread, i);
+    EXPECT_EQ(r.r.va, kFirstAllocationBase + i * kPageSize);
+    EXPECT_EQ(r.r.bytes, 4u);
+    EXPECT_EQ(r.r.kind, AccessKind::Read);
+    EXPECT_EQ(r.r.repeat, 1u);
+    EXPECT_EQ(r.r.gap_cycles, i % 32 == 0 ? kIndexGap : 0u);  // one instruction per warp
+  }
+}
+
+TEST(Generators, RegularCpuInitWritesTheWholeRangeFirst) {
+  TempDir dir;
+  const Decoded d = decode(generate_to(dir, "regular", 1 << 20, {{"init", "cpu"}}));
+  ASSERT_GE(d.host.size(), 2u);
+  EXPECT_EQ(d.host[0].type, HostEventType::CpuAccess);
+  EXPECT_EQ(d.host[0].kind, AccessKind::Write);
+  EXPECT_EQ(d.host[0].va, kFirstAllocationBase);
+  EXPECT_EQ(d.host[0].size, 1u << 20);
+  EXPECT_EQ(d.host[1].type, HostEventType::KernelLaunch);
+}
+
+TEST(Generators, RandomTouchesEveryPageExactlyOnce) {
+  TempDir dir;
+  const Decoded d = decode(generate_to(dir, "random", 4 << 20, {}, 9));
+  EXPECT_EQ(d.meta.kernels[0].name, "page_touch_random");
+  EXPECT_EQ(d.meta.params["seed"], 9);
+  std::vector<std::uint64_t> pages;
+  for (const Rec& r : d.launches[0]) pages.push_back((r.r.va - kFirstAllocationBase) / kPageSize);
+  ASSERT_EQ(pages.size(), 1024u);
+  EXPECT_FALSE(std::is_sorted(pages.begin(), pages.end()));
+  std::sort(pages.begin(), pages.end());
+  for (std::size_t i = 0; i < pages.size(); ++i) EXPECT_EQ(pages[i], i);
+}
+
+TEST(Generators, StreamTriadPerWarpPattern) {
+  TempDir dir;
+  const Decoded d = decode(generate_to(dir, "stream", 3 << 20, {{"iters", "3"}}));
+  ASSERT_EQ(d.meta.allocations.size(), 3u);
+  EXPECT_EQ(d.meta.allocations[0].name, "a");
+  EXPECT_EQ(d.meta.allocations[1].name, "b");
+  EXPECT_EQ(d.meta.allocations[2].name, "c");
+  for (const auto& a : d.meta.allocations) EXPECT_EQ(a.size, 1u << 20);
+  expect_layout(d.meta);
+  EXPECT_EQ(d.meta.kernels[0].name, "triad");
+  EXPECT_EQ(d.meta.kernels[0].block.x, 1024u);
+  EXPECT_EQ(d.meta.kernels[0].grid.x, 256u);  // 2^18 floats / 1024
+  const Addr a = d.meta.allocations[0].base, b = d.meta.allocations[1].base,
+             c = d.meta.allocations[2].base;
+  // CPU writes b and c, then 3 launches with iteration 0..2, each followed by a sync.
+  ASSERT_EQ(d.host.size(), 2u + 3u * 2u);
+  EXPECT_EQ(d.host[0].va, b);
+  EXPECT_EQ(d.host[1].va, c);
+  for (int it = 0; it < 3; ++it) {
+    EXPECT_EQ(d.host[2 + 2 * it].type, HostEventType::KernelLaunch);
+    EXPECT_EQ(d.host[2 + 2 * it].iteration, it);
+  }
+  ASSERT_EQ(d.launches.size(), 3u);
+  const auto& recs = d.launches[0];
+  ASSERT_EQ(recs.size(), 3u * (1u << 18) / 32);
+  for (std::size_t i = 0; i < recs.size(); i += 3) {
+    const std::uint64_t warp_global = recs[i].tb * 32 + recs[i].warp;
+    const Addr off = warp_global * 128;
+    EXPECT_EQ(recs[i].r.va, b + off);
+    EXPECT_EQ(recs[i].r.kind, AccessKind::Read);
+    EXPECT_EQ(recs[i + 1].r.va, c + off);
+    EXPECT_EQ(recs[i + 1].r.gap_cycles, 0u);
+    EXPECT_EQ(recs[i + 2].r.va, a + off);
+    EXPECT_EQ(recs[i + 2].r.kind, AccessKind::Write);
+    EXPECT_GT(recs[i + 2].r.gap_cycles, 0u);
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(recs[i + k].r.bytes, 128u);
+  }
+  // init=none drops the CPU writes.
+  const Decoded n = decode(generate_to(dir, "stream", 3 << 20, {{"init", "none"}}, 1, "n.uvt"));
+  EXPECT_EQ(n.host[0].type, HostEventType::KernelLaunch);
+}
+
+TEST(Generators, Vecadd32ThreadsIsAllenGeVectorAdd) {
+  TempDir dir;
+  const Decoded d = decode(generate_to(dir, "vecadd", 64 << 20, {{"threads", "32"}}));
+  EXPECT_EQ(d.meta.kernels[0].name, "vecadd");
+  EXPECT_EQ(d.meta.kernels[0].grid, (trace::Dim3{1, 1, 1}));
+  EXPECT_EQ(d.meta.kernels[0].block, (trace::Dim3{32, 1, 1}));
+  EXPECT_EQ(d.meta.params["threads"], 32);
+  EXPECT_EQ(d.meta.params["footprint"], 64 << 20);
+  ASSERT_EQ(d.meta.allocations.size(), 3u);
+  for (const auto& a : d.meta.allocations) EXPECT_EQ(a.size, 32u * 4096);
+  expect_layout(d.meta);
+  // a and b are CPU-initialised, c is not.
+  ASSERT_EQ(d.host.size(), 4u);
+  EXPECT_EQ(d.host[0].va, d.meta.allocations[0].base);
+  EXPECT_EQ(d.host[1].va, d.meta.allocations[1].base);
+  const auto& recs = d.launches[0];
+  ASSERT_EQ(recs.size(), 96u);
+  for (std::size_t i = 0; i < 96; ++i) {
+    const std::size_t array = i / 32, lane = i % 32;
+    EXPECT_EQ(recs[i].r.va, d.meta.allocations[array].base + lane * 4096);
+    EXPECT_EQ(recs[i].r.kind, array == 2 ? AccessKind::Write : AccessKind::Read);
+    const std::uint32_t gap = i == 0 ? kIndexGap : i == 64 ? kAluGap : 0;
+    EXPECT_EQ(recs[i].r.gap_cycles, gap) << i;
+  }
+  EXPECT_GT(kAluGap, 0u);
+  // Default: footprint/3/4K threads.
+  const Decoded def = decode(generate_to(dir, "vecadd", 12 << 20, {}, 1, "d.uvt"));
+  EXPECT_EQ(def.meta.params["threads"], 1024);
+  EXPECT_EQ(def.launches[0].size(), 3u * 1024);
+}
+
+TEST(Generators, TouchMicroTest) {
+  TempDir dir;
+  const Decoded d = decode(generate_to(
+      dir, "touch", 0,
+      {{"size", "2240K"}, {"offsets", "0K,64K,128K,256K,512K,1024K,2236K"}, {"delay_us", "500"}}));
+  ASSERT_EQ(d.meta.allocations.size(), 1u);
+  EXPECT_EQ(d.meta.allocations[0].name, "buf");
+  EXPECT_EQ(d.meta.allocations[0].size, 2240u * 1024);
+  EXPECT_EQ(d.meta.kernels[0].name, "touch");
+  EXPECT_EQ(d.meta.kernels[0].threadblocks(), 1u);
+  EXPECT_EQ(d.meta.kernels[0].block.count(), 1u);
+  EXPECT_EQ(d.meta.params["clock_mhz"], 1500);
+  EXPECT_EQ(d.meta.params["delay_us"], 500);
+  EXPECT_EQ(d.meta.params["offsets"],
+            (nlohmann::json{0, 65536, 131072, 262144, 524288, 1048576, 2236 * 1024}));
+  ASSERT_EQ(d.host.size(), 3u);
+  EXPECT_EQ(d.host[0].type, HostEventType::CpuAccess);
+  EXPECT_EQ(d.host[0].size, 2240u * 1024);
+  const std::uint64_t offs[] = {0, 64, 128, 256, 512, 1024, 2236};
+  ASSERT_EQ(d.launches[0].size(), 7u);
+  for (std::size_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(d.launches[0][i].r.va, kFirstAllocationBase + offs[i] * 1024);
+    EXPECT_EQ(d.launches[0][i].r.bytes, 4u);
+    EXPECT_EQ(d.launches[0][i].r.gap_cycles, i == 0 ? kIndexGap : 750000u);
+  }
+  EXPECT_EQ(
+      error_of([&] {
+        generate("touch", 0, {{"offsets", "0,4K"}, {"delay_us", "10000000"}}, 1, dir.file("x.uvt"));
+      }),
+      "--param delay_us: delay_us * clock_mhz = 15000000000 cycles does not fit the 32-bit "
+      "gap field");
+}
+
+}  // namespace
+}  // namespace uvmsim::gen
