@@ -11,7 +11,7 @@
 namespace uvmsim {
 
 struct FaultEntry {
-  Addr page_va = 0;        ///< 4 KB-aligned
+  Addr page_va = 0;  ///< 4 KB-aligned
   Tick valid_at = 0;
   std::uint32_t utlb = 0;
   AccessKind kind = AccessKind::Read;

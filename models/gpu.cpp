@@ -37,10 +37,13 @@ void Gpu::launch(const trace::KernelInfo& k, trace::LaunchStream& stream, Tick s
   // Occupancy: threadblocks per SM limited by every per-SM resource the kernel uses.
   std::uint64_t per_sm = g.max_blocks_per_sm;
   per_sm = std::min<std::uint64_t>(per_sm, g.max_warps_per_sm / std::max(1u, warps_per_tb_));
-  per_sm = std::min<std::uint64_t>(per_sm, g.max_threads_per_sm / std::max<std::uint64_t>(1, threads));
+  per_sm =
+      std::min<std::uint64_t>(per_sm, g.max_threads_per_sm / std::max<std::uint64_t>(1, threads));
   if (k.regs_per_thread)
-    per_sm = std::min<std::uint64_t>(per_sm, g.regs_per_sm / (std::uint64_t{k.regs_per_thread} * threads));
-  if (k.shared_mem_bytes) per_sm = std::min<std::uint64_t>(per_sm, g.smem_per_sm / k.shared_mem_bytes);
+    per_sm = std::min<std::uint64_t>(per_sm,
+                                     g.regs_per_sm / (std::uint64_t{k.regs_per_thread} * threads));
+  if (k.shared_mem_bytes)
+    per_sm = std::min<std::uint64_t>(per_sm, g.smem_per_sm / k.shared_mem_bytes);
   if (per_sm == 0)
     throw UserError("kernel '" + k.name + "'", "block",
                     "a threadblock of " + std::to_string(threads) +
@@ -353,8 +356,10 @@ void Gpu::complete_waiters(std::uint32_t bi, Tick now) {
           continue;
         }
         const Waiter wt = waiters_[w];
-        if (prev == kNil) fr.head = next;
-        else waiters_[prev].next = next;
+        if (prev == kNil)
+          fr.head = next;
+        else
+          waiters_[prev].next = next;
         if (fr.tail == w) fr.tail = prev;
         free_waiters_.push_back(w);
         Warp& warp = warps_[wt.warp];

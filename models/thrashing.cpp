@@ -9,8 +9,7 @@ void ThrashingDetector::configure(const ThrashingConfig& cfg, std::size_t num_bl
   blocks_.resize(num_blocks);
 }
 
-bool ThrashingDetector::on_migration(std::uint32_t block, unsigned page, Processor dest,
-                                     Tick now) {
+bool ThrashingDetector::on_migration(std::uint32_t block, unsigned page, Processor dest, Tick now) {
   if (!cfg_.enable) return false;
   BlockState& b = blocks_[block];
   // Per-page tracking starts only when the block sees a different processor within lapse.

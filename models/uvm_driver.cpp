@@ -22,8 +22,7 @@ UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacit
   eviction_ = make_eviction_policy(cfg_.engine.eviction, policy_ctx(ctx, cfg_.engine.eviction));
   const std::string pf = cfg_.driver.prefetch_enable ? cfg_.engine.prefetch : "none";
   prefetch_ = make_prefetch_policy(pf, policy_ctx(ctx, pf));
-  placement_ =
-      make_placement_policy(cfg_.engine.placement, policy_ctx(ctx, cfg_.engine.placement));
+  placement_ = make_placement_policy(cfg_.engine.placement, policy_ctx(ctx, cfg_.engine.placement));
   thrashing_.configure(cfg_.thrashing, ctx.va.blocks().size());
   counters_.configure(cfg_.access_counters);
   ce_htod_.configure(&cfg_.link.htod, ns_to_ps(cfg_.cost.copy_run_ns));
@@ -198,9 +197,9 @@ void UvmDriver::end_bottom_half(Tick now) {
   if (!buffer_.empty()) {
     // Interrupts are re-enabled; pending faults re-trigger the ISR.
     wake_scheduled_ = true;
-    ctx_.queue.schedule(std::max(now, buffer_.front().valid_at) +
-                            ns_to_ps(cfg_.gpu.interrupt_latency_ns),
-                        EventType::DriverWake);
+    ctx_.queue.schedule(
+        std::max(now, buffer_.front().valid_at) + ns_to_ps(cfg_.gpu.interrupt_latency_ns),
+        EventType::DriverWake);
   }
 }
 
@@ -333,14 +332,14 @@ void UvmDriver::copy_runs(const VaBlock& b, const PageMask& pages, bool htod, co
     st.copy_done = std::max(st.copy_done, done);
     bytes_out += bytes;
     if (ctx_.log.enabled())
-      ctx_.log.row(begin, "migration", log_batch_, b.page_va(s), bytes, htod ? kHtod : kDtoh,
-                   cause, e - s, done - begin);
+      ctx_.log.row(begin, "migration", log_batch_, b.page_va(s), bytes, htod ? kHtod : kDtoh, cause,
+                   e - s, done - begin);
   });
 }
 
-unsigned UvmDriver::make_resident_gpu(VaBlock& b, const PageMask& demand,
-                                      const PageMask& prefetch, HtodCause demand_cause,
-                                      ServiceTimes& st, const PageMask* writes) {
+unsigned UvmDriver::make_resident_gpu(VaBlock& b, const PageMask& demand, const PageMask& prefetch,
+                                      HtodCause demand_cause, ServiceTimes& st,
+                                      const PageMask* writes) {
   PageMask want = demand | prefetch;
   want &= b.valid_mask();
   want.and_not(b.gpu_resident);
@@ -430,8 +429,8 @@ Tick UvmDriver::allocate_chunk(VaBlock& b, ServiceTimes& st) {
   // block_zero_new_gpu_chunk: every page of the new chunk resident nowhere is zeroed on the GPU.
   PageMask nowhere = minus(minus(b.valid_mask(), b.cpu_resident), b.gpu_resident);
   if (nowhere.any()) {
-    const double gbps = cfg_.cost.zero_fill_gbps > 0 ? cfg_.cost.zero_fill_gbps
-                                                     : cfg_.hbm.bandwidth_gbps;
+    const double gbps =
+        cfg_.cost.zero_fill_gbps > 0 ? cfg_.cost.zero_fill_gbps : cfg_.hbm.bandwidth_gbps;
     ready += static_cast<Tick>(static_cast<double>(nowhere.count()) * kPageSize * 1000.0 / gbps);
   }
   return ready;
@@ -457,8 +456,8 @@ void UvmDriver::evict(VaBlock& v, ServiceTimes& st) {
   ++s.evictions;
   s.evicted_pages += pages.count();
   if (ctx_.log.enabled())
-    ctx_.log.row(start, "eviction", log_batch_, v.start + (Addr{v.first_page} << kPageShift),
-                 bytes, kDtoh, "eviction", pages.count(), 0);
+    ctx_.log.row(start, "eviction", log_batch_, v.start + (Addr{v.first_page} << kPageShift), bytes,
+                 kDtoh, "eviction", pages.count(), 0);
   v.cpu_resident |= pages;
   // With access-counter migration on, evicted pages are mapped back remotely
   // (uvm_perf_map_remote_on_eviction) and the counters can bring them back.

@@ -69,8 +69,8 @@ class UvmDriver {
   /// Gets a chunk for `b`, evicting if needed. Returns when the chunk is usable.
   Tick allocate_chunk(VaBlock& b, ServiceTimes& st);
   void evict(VaBlock& victim, ServiceTimes& st);
-  void copy_runs(const VaBlock& b, const PageMask& pages, bool htod, const char* cause,
-                 Tick start, ServiceTimes& st, std::uint64_t& bytes_out);
+  void copy_runs(const VaBlock& b, const PageMask& pages, bool htod, const char* cause, Tick start,
+                 ServiceTimes& st, std::uint64_t& bytes_out);
   void service_access_counters(ServiceTimes& st);
   void set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
   void clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
@@ -98,7 +98,7 @@ class UvmDriver {
   bool replay_issued_in_run_ = false;
   std::uint32_t batches_in_run_ = 0, throttled_in_run_ = 0;
   std::uint32_t batch_id_ = 0;
-  std::int64_t log_batch_ = -1;  ///< batch id for event-log rows, -1 outside fault batches
+  std::int64_t log_batch_ = -1;           ///< batch id for event-log rows, -1 outside fault batches
   std::size_t cached_put_unfetched_ = 0;  ///< valid entries left in the buffer at fetch time
   std::uint64_t batch_duplicates_ = 0, batch_raw_ = 0;
   bool batch_throttled_ = false;

@@ -35,8 +35,9 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
             [](const VaRange& x, const VaRange& y) { return x.base < y.base; });
   for (std::size_t i = 1; i < ranges_.size(); ++i) {
     if (ranges_[i].base < ranges_[i - 1].base + ranges_[i - 1].size)
-      throw UserError("trace metadata", "allocations",
-                      "allocation '" + ranges_[i].name + "' overlaps '" + ranges_[i - 1].name + "'");
+      throw UserError(
+          "trace metadata", "allocations",
+          "allocation '" + ranges_[i].name + "' overlaps '" + ranges_[i - 1].name + "'");
   }
   for (std::uint32_t ri = 0; ri < ranges_.size(); ++ri) {
     auto& r = ranges_[ri];
@@ -49,8 +50,8 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
       b.range = ri;
       b.start = w;
       b.first_page = w < r.base ? page_index(r.base) : 0;
-      b.end_page = end < w + kBlockSize ? static_cast<unsigned>((end - w) >> kPageShift)
-                                        : kPagesPerBlock;
+      b.end_page =
+          end < w + kBlockSize ? static_cast<unsigned>((end - w) >> kPageShift) : kPagesPerBlock;
       blocks_.push_back(b);
     }
     r.num_blocks = static_cast<std::uint32_t>(blocks_.size()) - r.first_block;

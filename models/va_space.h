@@ -28,8 +28,8 @@ struct VaRange {
 struct VaBlock {
   std::uint32_t id = 0;
   std::uint32_t range = 0;
-  Addr start = 0;             ///< 2 MB-aligned base of the block's VA window
-  unsigned first_page = 0;    ///< valid pages are [first_page, end_page) of the window
+  Addr start = 0;           ///< 2 MB-aligned base of the block's VA window
+  unsigned first_page = 0;  ///< valid pages are [first_page, end_page) of the window
   unsigned end_page = kPagesPerBlock;
 
   PageMask gpu_resident;   ///< valid copy in GPU memory
@@ -40,7 +40,7 @@ struct VaBlock {
   unsigned gpu_count = 0;  ///< gpu_resident.count(), kept incrementally
 
   bool has_chunk = false;
-  Tick map_ready_at = 0;  ///< GPU PTEs written by the driver become usable at this time
+  Tick map_ready_at = 0;          ///< GPU PTEs written by the driver become usable at this time
   std::uint32_t mapping_gen = 1;  ///< bumped on every PTE change: invalidates TLB entries
 
   // Advice (cudaMemAdvise), applied per block.
@@ -73,7 +73,8 @@ class VaSpace {
   const VaRange* find_range(Addr va) const;
   /// Block containing `va` within `r`.
   std::uint32_t block_index(const VaRange& r, Addr va) const {
-    return r.first_block + static_cast<std::uint32_t>((va >> kBlockShift) - (r.base >> kBlockShift));
+    return r.first_block +
+           static_cast<std::uint32_t>((va >> kBlockShift) - (r.base >> kBlockShift));
   }
   static unsigned page_index(Addr va) {
     return static_cast<unsigned>((va & (kBlockSize - 1)) >> kPageShift);

@@ -130,10 +130,11 @@ std::unique_ptr<PlacementPolicy> make_placement_policy(const std::string& name,
 #define UVMSIM_CONCAT_(a, b) a##b
 #define UVMSIM_CONCAT(a, b) UVMSIM_CONCAT_(a, b)
 /// Registers `Class` (constructible from `const PolicyContext&`) under `name`.
-#define UVMSIM_REGISTER_POLICY(Registry, name, description, Class)                       \
-  static const bool UVMSIM_CONCAT(uvmsim_registered_, __LINE__) = ::uvmsim::Registry::add( \
-      {name, description,                                                               \
-       [](const ::uvmsim::PolicyContext& ctx) { return std::make_unique<Class>(ctx); }})
+#define UVMSIM_REGISTER_POLICY(Registry, name, description, Class)                         \
+  static const bool UVMSIM_CONCAT(uvmsim_registered_, __LINE__) =                          \
+      ::uvmsim::Registry::add({name, description, [](const ::uvmsim::PolicyContext& ctx) { \
+                                 return std::make_unique<Class>(ctx);                      \
+                               }})
 #define UVMSIM_REGISTER_EVICTION(name, description, Class) \
   UVMSIM_REGISTER_POLICY(EvictionRegistry, name, description, Class)
 #define UVMSIM_REGISTER_PREFETCH(name, description, Class) \

@@ -13,12 +13,10 @@ static std::unique_ptr<Base> make(const char* family, const std::string& name,
                   "' (known: " + known + ")");
 }
 
-std::unique_ptr<EvictionPolicy> make_eviction_policy(const std::string& n,
-                                                     const PolicyContext& c) {
+std::unique_ptr<EvictionPolicy> make_eviction_policy(const std::string& n, const PolicyContext& c) {
   return make<EvictionPolicy>("eviction", n, c);
 }
-std::unique_ptr<PrefetchPolicy> make_prefetch_policy(const std::string& n,
-                                                     const PolicyContext& c) {
+std::unique_ptr<PrefetchPolicy> make_prefetch_policy(const std::string& n, const PolicyContext& c) {
   return make<PrefetchPolicy>("prefetch", n, c);
 }
 std::unique_ptr<PlacementPolicy> make_placement_policy(const std::string& n,

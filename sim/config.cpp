@@ -34,10 +34,14 @@ Tick TransferCurve::time_ps(std::uint64_t bytes) const {
 
 const char* to_string(ReplayPolicy p) {
   switch (p) {
-    case ReplayPolicy::Block: return "block";
-    case ReplayPolicy::Batch: return "batch";
-    case ReplayPolicy::BatchFlush: return "batch_flush";
-    case ReplayPolicy::Once: return "once";
+    case ReplayPolicy::Block:
+      return "block";
+    case ReplayPolicy::Batch:
+      return "batch";
+    case ReplayPolicy::BatchFlush:
+      return "batch_flush";
+    case ReplayPolicy::Once:
+      return "once";
   }
   return "?";
 }
@@ -137,8 +141,8 @@ Knob curve(std::string name, Access access, std::string doc) {
       if (!p.is_array() || p.size() != 2 || !p[1].is_number())
         bad(where, name, "expected [bytes, ns] pairs, got " + p.dump());
       const double b = as_number(p[0], where, name), ns = p[1].get<double>();
-      if (b <= 0 || ns <= 0 || (!tc.points.empty() && (b <= tc.points.back().first ||
-                                                       ns < tc.points.back().second)))
+      if (b <= 0 || ns <= 0 ||
+          (!tc.points.empty() && (b <= tc.points.back().first || ns < tc.points.back().second)))
         bad(where, name, "points must be positive and increasing, got " + p.dump());
       tc.points.emplace_back(static_cast<std::uint64_t>(b), ns);
     }
@@ -151,49 +155,82 @@ std::vector<Knob> build_knobs() {
   std::vector<Knob> k;
   constexpr double kU32 = std::numeric_limits<std::uint32_t>::max();
   constexpr double kBig = 1e18;
-#define ACC(path) [](SimConfig& c) -> auto& { return c.path; }
+#define ACC(path) \
+  [](SimConfig & c) -> auto& { return c.path; }
   // --- GPU
   k.push_back(text("gpu.name", ACC(gpu.name), "preset name"));
-  k.push_back(number<std::uint32_t>("gpu.num_sms", ACC(gpu.num_sms), 1, 4096, "streaming multiprocessors"));
-  k.push_back(number<double>("gpu.clock_mhz", ACC(gpu.clock_mhz), 1, 10000, "SM clock; converts compute-gap cycles to time"));
-  k.push_back(number<std::uint32_t>("gpu.max_threads_per_sm", ACC(gpu.max_threads_per_sm), 32, 65536, "resident threads per SM"));
-  k.push_back(number<std::uint32_t>("gpu.max_warps_per_sm", ACC(gpu.max_warps_per_sm), 1, 2048, "resident warps per SM"));
-  k.push_back(number<std::uint32_t>("gpu.max_blocks_per_sm", ACC(gpu.max_blocks_per_sm), 1, 1024, "resident threadblocks per SM"));
-  k.push_back(number<std::uint32_t>("gpu.regs_per_sm", ACC(gpu.regs_per_sm), 1, kU32, "register file size per SM (32-bit registers)"));
-  k.push_back(number<std::uint32_t>("gpu.smem_per_sm", ACC(gpu.smem_per_sm), 0, kU32, "shared memory bytes per SM"));
-  k.push_back(number<std::uint32_t>("gpu.sms_per_utlb", ACC(gpu.sms_per_utlb), 1, 4096, "SMs sharing one uTLB (fault source)"));
-  k.push_back(number<std::uint32_t>("gpu.utlb_max_outstanding_faults", ACC(gpu.utlb_max_outstanding_faults), 1, 65536, "outstanding far faults per uTLB (Allen & Ge: 56)"));
-  k.push_back(number<std::uint32_t>("gpu.fault_buffer_entries", ACC(gpu.fault_buffer_entries), 1, 1 << 24, "replayable fault buffer entries"));
-  k.push_back(number<double>("gpu.fault_latency_ns", ACC(gpu.fault_latency_ns), 0, 1e9, "TLB miss to fault entry visible in the buffer"));
-  k.push_back(number<double>("gpu.interrupt_latency_ns", ACC(gpu.interrupt_latency_ns), 0, 1e9, "fault interrupt to bottom half running"));
+  k.push_back(
+      number<std::uint32_t>("gpu.num_sms", ACC(gpu.num_sms), 1, 4096, "streaming multiprocessors"));
+  k.push_back(number<double>("gpu.clock_mhz", ACC(gpu.clock_mhz), 1, 10000,
+                             "SM clock; converts compute-gap cycles to time"));
+  k.push_back(number<std::uint32_t>("gpu.max_threads_per_sm", ACC(gpu.max_threads_per_sm), 32,
+                                    65536, "resident threads per SM"));
+  k.push_back(number<std::uint32_t>("gpu.max_warps_per_sm", ACC(gpu.max_warps_per_sm), 1, 2048,
+                                    "resident warps per SM"));
+  k.push_back(number<std::uint32_t>("gpu.max_blocks_per_sm", ACC(gpu.max_blocks_per_sm), 1, 1024,
+                                    "resident threadblocks per SM"));
+  k.push_back(number<std::uint32_t>("gpu.regs_per_sm", ACC(gpu.regs_per_sm), 1, kU32,
+                                    "register file size per SM (32-bit registers)"));
+  k.push_back(number<std::uint32_t>("gpu.smem_per_sm", ACC(gpu.smem_per_sm), 0, kU32,
+                                    "shared memory bytes per SM"));
+  k.push_back(number<std::uint32_t>("gpu.sms_per_utlb", ACC(gpu.sms_per_utlb), 1, 4096,
+                                    "SMs sharing one uTLB (fault source)"));
+  k.push_back(number<std::uint32_t>("gpu.utlb_max_outstanding_faults",
+                                    ACC(gpu.utlb_max_outstanding_faults), 1, 65536,
+                                    "outstanding far faults per uTLB (Allen & Ge: 56)"));
+  k.push_back(number<std::uint32_t>("gpu.fault_buffer_entries", ACC(gpu.fault_buffer_entries), 1,
+                                    1 << 24, "replayable fault buffer entries"));
+  k.push_back(number<double>("gpu.fault_latency_ns", ACC(gpu.fault_latency_ns), 0, 1e9,
+                             "TLB miss to fault entry visible in the buffer"));
+  k.push_back(number<double>("gpu.interrupt_latency_ns", ACC(gpu.interrupt_latency_ns), 0, 1e9,
+                             "fault interrupt to bottom half running"));
   // --- TLB
-  k.push_back(number<std::uint32_t>("tlb.l1_entries", ACC(tlb.l1_entries), 1, 1 << 20, "per-SM L1 TLB entries"));
-  k.push_back(number<std::uint32_t>("tlb.l1_assoc", ACC(tlb.l1_assoc), 1, 1 << 20, "per-SM L1 TLB ways"));
-  k.push_back(number<std::uint32_t>("tlb.l2_entries", ACC(tlb.l2_entries), 1, 1 << 24, "shared L2 TLB entries"));
-  k.push_back(number<std::uint32_t>("tlb.l2_assoc", ACC(tlb.l2_assoc), 1, 1 << 24, "shared L2 TLB ways"));
-  k.push_back(number<std::uint32_t>("tlb.l1_latency_cycles", ACC(tlb.l1_latency_cycles), 0, 1e6, "L1 TLB hit latency"));
-  k.push_back(number<std::uint32_t>("tlb.l2_latency_cycles", ACC(tlb.l2_latency_cycles), 0, 1e6, "L2 TLB hit latency"));
-  k.push_back(number<double>("tlb.walk_latency_ns", ACC(tlb.walk_latency_ns), 0, 1e9, "GMMU page walk after an L2 TLB miss"));
+  k.push_back(number<std::uint32_t>("tlb.l1_entries", ACC(tlb.l1_entries), 1, 1 << 20,
+                                    "per-SM L1 TLB entries"));
+  k.push_back(
+      number<std::uint32_t>("tlb.l1_assoc", ACC(tlb.l1_assoc), 1, 1 << 20, "per-SM L1 TLB ways"));
+  k.push_back(number<std::uint32_t>("tlb.l2_entries", ACC(tlb.l2_entries), 1, 1 << 24,
+                                    "shared L2 TLB entries"));
+  k.push_back(
+      number<std::uint32_t>("tlb.l2_assoc", ACC(tlb.l2_assoc), 1, 1 << 24, "shared L2 TLB ways"));
+  k.push_back(number<std::uint32_t>("tlb.l1_latency_cycles", ACC(tlb.l1_latency_cycles), 0, 1e6,
+                                    "L1 TLB hit latency"));
+  k.push_back(number<std::uint32_t>("tlb.l2_latency_cycles", ACC(tlb.l2_latency_cycles), 0, 1e6,
+                                    "L2 TLB hit latency"));
+  k.push_back(number<double>("tlb.walk_latency_ns", ACC(tlb.walk_latency_ns), 0, 1e9,
+                             "GMMU page walk after an L2 TLB miss"));
   // --- HBM
-  k.push_back(number<std::uint64_t>("hbm.capacity", ACC(hbm.capacity), 2 << 20, kBig, "usable device memory bytes (--hbm / --oversub override)"));
-  k.push_back(number<double>("hbm.bandwidth_gbps", ACC(hbm.bandwidth_gbps), 1e-3, 1e6, "device memory bandwidth, GB/s"));
-  k.push_back(number<double>("hbm.latency_ns", ACC(hbm.latency_ns), 0, 1e9, "device memory access latency"));
+  k.push_back(number<std::uint64_t>("hbm.capacity", ACC(hbm.capacity), 2 << 20, kBig,
+                                    "usable device memory bytes (--hbm / --oversub override)"));
+  k.push_back(number<double>("hbm.bandwidth_gbps", ACC(hbm.bandwidth_gbps), 1e-3, 1e6,
+                             "device memory bandwidth, GB/s"));
+  k.push_back(number<double>("hbm.latency_ns", ACC(hbm.latency_ns), 0, 1e9,
+                             "device memory access latency"));
   // --- link
   k.push_back(text("link.type", ACC(link.type), "host link (pcie3x16, pcie4x16, nvlink2, ...)"));
-  k.push_back(number<double>("link.bandwidth_gbps", ACC(link.bandwidth_gbps), 1e-3, 1e6, "remote-access bandwidth per direction, GB/s"));
-  k.push_back(number<double>("link.remote_latency_ns", ACC(link.remote_latency_ns), 0, 1e9, "latency of a remote (zero-copy) access"));
-  k.push_back(number<std::uint32_t>("link.sector_bytes", ACC(link.sector_bytes), 1, 4096, "remote access granularity"));
-  k.push_back(curve("link.htod_curve", ACC(link.htod), "host-to-device copy time by size (per copy run)"));
-  k.push_back(curve("link.dtoh_curve", ACC(link.dtoh), "device-to-host copy time by size (per copy run)"));
+  k.push_back(number<double>("link.bandwidth_gbps", ACC(link.bandwidth_gbps), 1e-3, 1e6,
+                             "remote-access bandwidth per direction, GB/s"));
+  k.push_back(number<double>("link.remote_latency_ns", ACC(link.remote_latency_ns), 0, 1e9,
+                             "latency of a remote (zero-copy) access"));
+  k.push_back(number<std::uint32_t>("link.sector_bytes", ACC(link.sector_bytes), 1, 4096,
+                                    "remote access granularity"));
+  k.push_back(
+      curve("link.htod_curve", ACC(link.htod), "host-to-device copy time by size (per copy run)"));
+  k.push_back(
+      curve("link.dtoh_curve", ACC(link.dtoh), "device-to-host copy time by size (per copy run)"));
   // --- driver
-  k.push_back(number<std::uint32_t>("driver.fault_batch_count", ACC(driver.fault_batch_count), 1, 1 << 24, "uvm_perf_fault_batch_count: raw entries per batch"));
+  k.push_back(number<std::uint32_t>("driver.fault_batch_count", ACC(driver.fault_batch_count), 1,
+                                    1 << 24, "uvm_perf_fault_batch_count: raw entries per batch"));
   {
-    Knob r{"driver.replay_policy", "enum", "uvm_perf_fault_replay_policy", "block|batch|batch_flush|once", {}, {}};
+    Knob r{"driver.replay_policy",         "enum", "uvm_perf_fault_replay_policy",
+           "block|batch|batch_flush|once", {},     {}};
     r.get = [](const SimConfig& c) { return json(to_string(c.driver.replay_policy)); };
     r.set = [](SimConfig& c, const json& v, const std::string& where) {
       static const std::pair<const char*, ReplayPolicy> names[] = {
-          {"block", ReplayPolicy::Block}, {"batch", ReplayPolicy::Batch},
-          {"batch_flush", ReplayPolicy::BatchFlush}, {"once", ReplayPolicy::Once}};
+          {"block", ReplayPolicy::Block},
+          {"batch", ReplayPolicy::Batch},
+          {"batch_flush", ReplayPolicy::BatchFlush},
+          {"once", ReplayPolicy::Once}};
       if (v.is_number_integer() && v.get<int>() >= 0 && v.get<int>() <= 3) {
         c.driver.replay_policy = static_cast<ReplayPolicy>(v.get<int>());
         return;
@@ -210,30 +247,59 @@ std::vector<Knob> build_knobs() {
     };
     k.push_back(r);
   }
-  k.push_back(number<std::uint32_t>("driver.replay_update_put_ratio", ACC(driver.replay_update_put_ratio), 0, 100, "duplicate % above which the flush re-reads PUT"));
-  k.push_back(number<std::uint32_t>("driver.max_batches_per_service", ACC(driver.max_batches_per_service), 1, 1 << 20, "batches per bottom-half run"));
-  k.push_back(number<std::uint32_t>("driver.max_throttle_per_service", ACC(driver.max_throttle_per_service), 1, 1 << 20, "throttled batches per bottom-half run"));
-  k.push_back(boolean("driver.fault_coalesce", ACC(driver.fault_coalesce), "uvm_perf_fault_coalesce"));
-  k.push_back(boolean("driver.prefetch_enable", ACC(driver.prefetch_enable), "uvm_perf_prefetch_enable"));
-  k.push_back(number<std::uint32_t>("driver.prefetch_threshold", ACC(driver.prefetch_threshold), 0, 100, "uvm_perf_prefetch_threshold (%)"));
-  k.push_back(number<std::uint32_t>("driver.prefetch_min_faults", ACC(driver.prefetch_min_faults), 1, 20, "uvm_perf_prefetch_min_faults"));
-  k.push_back(boolean("driver.evict_dirty_only", ACC(driver.evict_dirty_only), "what-if: copy back only written pages on eviction (the real driver copies all)"));
-  k.push_back(number<std::uint32_t>("driver.pma_batch_chunks", ACC(driver.pma_batch_chunks), 1, 1 << 20, "root chunks per PMA allocation call"));
-  k.push_back(boolean("driver.managed_tail_pow2", ACC(driver.managed_tail_pow2), "round a managed range's last partial 2 MB block up to a power of two (calibration: 2M+192K -> 2M+256K)"));
+  k.push_back(number<std::uint32_t>("driver.replay_update_put_ratio",
+                                    ACC(driver.replay_update_put_ratio), 0, 100,
+                                    "duplicate % above which the flush re-reads PUT"));
+  k.push_back(number<std::uint32_t>("driver.max_batches_per_service",
+                                    ACC(driver.max_batches_per_service), 1, 1 << 20,
+                                    "batches per bottom-half run"));
+  k.push_back(number<std::uint32_t>("driver.max_throttle_per_service",
+                                    ACC(driver.max_throttle_per_service), 1, 1 << 20,
+                                    "throttled batches per bottom-half run"));
+  k.push_back(
+      boolean("driver.fault_coalesce", ACC(driver.fault_coalesce), "uvm_perf_fault_coalesce"));
+  k.push_back(
+      boolean("driver.prefetch_enable", ACC(driver.prefetch_enable), "uvm_perf_prefetch_enable"));
+  k.push_back(number<std::uint32_t>("driver.prefetch_threshold", ACC(driver.prefetch_threshold), 0,
+                                    100, "uvm_perf_prefetch_threshold (%)"));
+  k.push_back(number<std::uint32_t>("driver.prefetch_min_faults", ACC(driver.prefetch_min_faults),
+                                    1, 20, "uvm_perf_prefetch_min_faults"));
+  k.push_back(
+      boolean("driver.evict_dirty_only", ACC(driver.evict_dirty_only),
+              "what-if: copy back only written pages on eviction (the real driver copies all)"));
+  k.push_back(number<std::uint32_t>("driver.pma_batch_chunks", ACC(driver.pma_batch_chunks), 1,
+                                    1 << 20, "root chunks per PMA allocation call"));
+  k.push_back(boolean("driver.managed_tail_pow2", ACC(driver.managed_tail_pow2),
+                      "round a managed range's last partial 2 MB block up to a power of two "
+                      "(calibration: 2M+192K -> 2M+256K)"));
   // --- thrashing
   k.push_back(boolean("thrashing.enable", ACC(thrashing.enable), "uvm_perf_thrashing_enable"));
-  k.push_back(number<std::uint32_t>("thrashing.threshold", ACC(thrashing.threshold), 1, 7, "uvm_perf_thrashing_threshold"));
-  k.push_back(number<std::uint32_t>("thrashing.pin_threshold", ACC(thrashing.pin_threshold), 1, 255, "uvm_perf_thrashing_pin_threshold"));
-  k.push_back(number<double>("thrashing.lapse_us", ACC(thrashing.lapse_us), 1, 1e9, "uvm_perf_thrashing_lapse_usec"));
-  k.push_back(number<std::uint32_t>("thrashing.nap", ACC(thrashing.nap), 1, 100, "uvm_perf_thrashing_nap (x lapse)"));
-  k.push_back(number<std::uint32_t>("thrashing.epoch", ACC(thrashing.epoch), 1, 1e6, "uvm_perf_thrashing_epoch (x lapse)"));
-  k.push_back(number<std::uint32_t>("thrashing.pin", ACC(thrashing.pin), 0, 1e6, "uvm_perf_thrashing_pin (x lapse, 0 = forever)"));
-  k.push_back(number<std::uint32_t>("thrashing.max_resets", ACC(thrashing.max_resets), 0, 1e6, "uvm_perf_thrashing_max_resets"));
+  k.push_back(number<std::uint32_t>("thrashing.threshold", ACC(thrashing.threshold), 1, 7,
+                                    "uvm_perf_thrashing_threshold"));
+  k.push_back(number<std::uint32_t>("thrashing.pin_threshold", ACC(thrashing.pin_threshold), 1, 255,
+                                    "uvm_perf_thrashing_pin_threshold"));
+  k.push_back(number<double>("thrashing.lapse_us", ACC(thrashing.lapse_us), 1, 1e9,
+                             "uvm_perf_thrashing_lapse_usec"));
+  k.push_back(number<std::uint32_t>("thrashing.nap", ACC(thrashing.nap), 1, 100,
+                                    "uvm_perf_thrashing_nap (x lapse)"));
+  k.push_back(number<std::uint32_t>("thrashing.epoch", ACC(thrashing.epoch), 1, 1e6,
+                                    "uvm_perf_thrashing_epoch (x lapse)"));
+  k.push_back(number<std::uint32_t>("thrashing.pin", ACC(thrashing.pin), 0, 1e6,
+                                    "uvm_perf_thrashing_pin (x lapse, 0 = forever)"));
+  k.push_back(number<std::uint32_t>("thrashing.max_resets", ACC(thrashing.max_resets), 0, 1e6,
+                                    "uvm_perf_thrashing_max_resets"));
   // --- access counters
-  k.push_back(boolean("access_counters.migration", ACC(access_counters.migration), "access-counter based migration (ACBM); off on x86"));
-  k.push_back(number<std::uint32_t>("access_counters.count", ACC(access_counters.count), 1, 1 << 20, "hardware access counters"));
+  k.push_back(boolean("access_counters.migration", ACC(access_counters.migration),
+                      "access-counter based migration (ACBM); off on x86"));
+  k.push_back(number<std::uint32_t>("access_counters.count", ACC(access_counters.count), 1, 1 << 20,
+                                    "hardware access counters"));
   {
-    Knob g{"access_counters.granularity", "size", "region tracked per counter", "64K|2M|16M|16G", {}, {}};
+    Knob g{"access_counters.granularity",
+           "size",
+           "region tracked per counter",
+           "64K|2M|16M|16G",
+           {},
+           {}};
     g.get = [](const SimConfig& c) { return json(c.access_counters.granularity); };
     g.set = [](SimConfig& c, const json& v, const std::string& where) {
       const auto b = static_cast<std::uint64_t>(as_number(v, where, "access_counters.granularity"));
@@ -243,28 +309,45 @@ std::vector<Knob> build_knobs() {
     };
     k.push_back(g);
   }
-  k.push_back(number<std::uint32_t>("access_counters.threshold", ACC(access_counters.threshold), 1, 65535, "uvm_perf_access_counter_threshold"));
-  k.push_back(number<std::uint32_t>("access_counters.batch_count", ACC(access_counters.batch_count), 1, 1 << 20, "notifications per batch"));
+  k.push_back(number<std::uint32_t>("access_counters.threshold", ACC(access_counters.threshold), 1,
+                                    65535, "uvm_perf_access_counter_threshold"));
+  k.push_back(number<std::uint32_t>("access_counters.batch_count", ACC(access_counters.batch_count),
+                                    1, 1 << 20, "notifications per batch"));
   // --- costs
-  k.push_back(number<double>("cost.batch_fixed_ns", ACC(cost.batch_fixed_ns), 0, 1e12, "per batch: fetch, sort, flush, replay push"));
-  k.push_back(number<double>("cost.fault_entry_ns", ACC(cost.fault_entry_ns), 0, 1e12, "per raw fault entry fetched"));
-  k.push_back(number<double>("cost.block_ns", ACC(cost.block_ns), 0, 1e12, "per VA block serviced"));
-  k.push_back(number<double>("cost.page_ns", ACC(cost.page_ns), 0, 1e12, "per 4 KB page made resident (unmap + PTE)"));
-  k.push_back(number<double>("cost.copy_run_ns", ACC(cost.copy_run_ns), 0, 1e12, "per copy run: copy-engine push set-up"));
-  k.push_back(number<double>("cost.first_fault_ns", ACC(cost.first_fault_ns), 0, 1e12, "one-time cost of the process's first fault batch"));
-  k.push_back(number<double>("cost.replay_ns", ACC(cost.replay_ns), 0, 1e12, "replay push to warps retrying"));
-  k.push_back(number<double>("cost.eviction_ns", ACC(cost.eviction_ns), 0, 1e12, "per evicted root chunk, CPU side"));
-  k.push_back(number<double>("cost.pma_alloc_ns", ACC(cost.pma_alloc_ns), 0, 1e12, "per PMA allocation call"));
-  k.push_back(number<double>("cost.cpu_fault_ns", ACC(cost.cpu_fault_ns), 0, 1e12, "per CPU page fault serviced"));
-  k.push_back(number<double>("cost.launch_overhead_ns", ACC(cost.launch_overhead_ns), 0, 1e12, "per kernel launch"));
-  k.push_back(number<double>("cost.user_prefetch_ns", ACC(cost.user_prefetch_ns), 0, 1e12, "per cudaMemPrefetchAsync call"));
-  k.push_back(number<double>("cost.zero_fill_gbps", ACC(cost.zero_fill_gbps), 0, 1e6, "GPU zero-fill rate of new chunks (0 = HBM bandwidth)"));
+  k.push_back(number<double>("cost.batch_fixed_ns", ACC(cost.batch_fixed_ns), 0, 1e12,
+                             "per batch: fetch, sort, flush, replay push"));
+  k.push_back(number<double>("cost.fault_entry_ns", ACC(cost.fault_entry_ns), 0, 1e12,
+                             "per raw fault entry fetched"));
+  k.push_back(
+      number<double>("cost.block_ns", ACC(cost.block_ns), 0, 1e12, "per VA block serviced"));
+  k.push_back(number<double>("cost.page_ns", ACC(cost.page_ns), 0, 1e12,
+                             "per 4 KB page made resident (unmap + PTE)"));
+  k.push_back(number<double>("cost.copy_run_ns", ACC(cost.copy_run_ns), 0, 1e12,
+                             "per copy run: copy-engine push set-up"));
+  k.push_back(number<double>("cost.first_fault_ns", ACC(cost.first_fault_ns), 0, 1e12,
+                             "one-time cost of the process's first fault batch"));
+  k.push_back(number<double>("cost.replay_ns", ACC(cost.replay_ns), 0, 1e12,
+                             "replay push to warps retrying"));
+  k.push_back(number<double>("cost.eviction_ns", ACC(cost.eviction_ns), 0, 1e12,
+                             "per evicted root chunk, CPU side"));
+  k.push_back(number<double>("cost.pma_alloc_ns", ACC(cost.pma_alloc_ns), 0, 1e12,
+                             "per PMA allocation call"));
+  k.push_back(number<double>("cost.cpu_fault_ns", ACC(cost.cpu_fault_ns), 0, 1e12,
+                             "per CPU page fault serviced"));
+  k.push_back(number<double>("cost.launch_overhead_ns", ACC(cost.launch_overhead_ns), 0, 1e12,
+                             "per kernel launch"));
+  k.push_back(number<double>("cost.user_prefetch_ns", ACC(cost.user_prefetch_ns), 0, 1e12,
+                             "per cudaMemPrefetchAsync call"));
+  k.push_back(number<double>("cost.zero_fill_gbps", ACC(cost.zero_fill_gbps), 0, 1e6,
+                             "GPU zero-fill rate of new chunks (0 = HBM bandwidth)"));
   // --- engine
-  k.push_back(number<std::uint64_t>("engine.seed", ACC(engine.seed), 0, 1.8e19, "seed for randomised policies"));
+  k.push_back(number<std::uint64_t>("engine.seed", ACC(engine.seed), 0, 1.8e19,
+                                    "seed for randomised policies"));
   k.push_back(text("engine.eviction", ACC(engine.eviction), "eviction policy (--eviction)"));
   k.push_back(text("engine.prefetch", ACC(engine.prefetch), "prefetch policy (--prefetch)"));
   k.push_back(text("engine.placement", ACC(engine.placement), "placement policy (--placement)"));
-  k.push_back(number<double>("engine.max_sim_time_s", ACC(engine.max_sim_time_s), 0, 1e9, "stop after this much simulated time (0 = no limit)"));
+  k.push_back(number<double>("engine.max_sim_time_s", ACC(engine.max_sim_time_s), 0, 1e9,
+                             "stop after this much simulated time (0 = no limit)"));
 #undef ACC
   return k;
 }

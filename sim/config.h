@@ -56,7 +56,7 @@ struct HbmConfig {
 
 struct LinkConfig {
   std::string type = "pcie3x16";
-  double bandwidth_gbps = 12;      ///< remote (zero-copy) accesses, per direction
+  double bandwidth_gbps = 12;  ///< remote (zero-copy) accesses, per direction
   double remote_latency_ns = 1200;
   std::uint32_t sector_bytes = 32;
   TransferCurve htod, dtoh;
@@ -99,16 +99,16 @@ struct AccessCounterConfig {
 /// Host-side driver costs (ns). Defaults are fitted to the GTX 1080 Ti fault-group timings in
 /// shared/reference/calibration-facts.md; see docs/cost-model.md.
 struct CostConfig {
-  double batch_fixed_ns = 4000;  ///< fetch + sort + flush + replay push, per batch
-  double fault_entry_ns = 40;    ///< per raw fault-buffer entry fetched
-  double block_ns = 4460;        ///< per VA block serviced (lock, residency, PTE, TLB inval)
-  double page_ns = 218;          ///< per 4 KB page made resident (CPU unmap + PTE)
-  double copy_run_ns = 2000;     ///< per copy run: copy-engine push set-up
+  double batch_fixed_ns = 4000;    ///< fetch + sort + flush + replay push, per batch
+  double fault_entry_ns = 40;      ///< per raw fault-buffer entry fetched
+  double block_ns = 4460;          ///< per VA block serviced (lock, residency, PTE, TLB inval)
+  double page_ns = 218;            ///< per 4 KB page made resident (CPU unmap + PTE)
+  double copy_run_ns = 2000;       ///< per copy run: copy-engine push set-up
   double first_fault_ns = 140000;  ///< one-time: the process's first fault batch
-  double replay_ns = 1500;        ///< replay push → warps retry
-  double eviction_ns = 6000;      ///< per evicted root chunk (CPU side)
-  double pma_alloc_ns = 20000;    ///< per PMA allocation call (pma_batch_chunks root chunks)
-  double cpu_fault_ns = 15000;    ///< per CPU fault serviced
+  double replay_ns = 1500;         ///< replay push → warps retry
+  double eviction_ns = 6000;       ///< per evicted root chunk (CPU side)
+  double pma_alloc_ns = 20000;     ///< per PMA allocation call (pma_batch_chunks root chunks)
+  double cpu_fault_ns = 15000;     ///< per CPU fault serviced
   double launch_overhead_ns = 5000;
   double user_prefetch_ns = 10000;  ///< per cudaMemPrefetchAsync call
   double zero_fill_gbps = 0;        ///< 0 = HBM bandwidth

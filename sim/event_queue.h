@@ -33,7 +33,7 @@ struct Event {
 
 class EventQueue {
  public:
-  static constexpr unsigned kBucketBits = 10;  ///< 1.024 ns buckets
+  static constexpr unsigned kBucketBits = 10;         ///< 1.024 ns buckets
   static constexpr std::uint64_t kBuckets = 1 << 16;  ///< 67 us horizon
 
   EventQueue() : buckets_(kBuckets), nonempty_(kBuckets / 64, 0) { current_.reserve(1024); }
@@ -104,8 +104,7 @@ class EventQueue {
     const std::size_t slot = cur_index_ % kBuckets;
     current_.swap(buckets_[slot]);
     nonempty_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
-    while (!overflow_.empty() &&
-           (overflow_.front().time >> kBucketBits) < cur_index_ + kBuckets) {
+    while (!overflow_.empty() && (overflow_.front().time >> kBucketBits) < cur_index_ + kBuckets) {
       std::pop_heap(overflow_.begin(), overflow_.end(), Later{});
       const Event e = overflow_.back();
       overflow_.pop_back();

@@ -15,7 +15,8 @@
 
 namespace uvmsim {
 
-Simulator::Simulator(SimConfig cfg, RunOptions opts) : cfg_(std::move(cfg)), opts_(std::move(opts)) {}
+Simulator::Simulator(SimConfig cfg, RunOptions opts)
+    : cfg_(std::move(cfg)), opts_(std::move(opts)) {}
 Simulator::~Simulator() = default;
 
 const Stats& Simulator::run() {
@@ -32,8 +33,10 @@ const Stats& Simulator::run() {
   // cudaMalloc "blocker".
   std::uint64_t managed_chunks = 0, device_bytes = 0;
   for (const auto& r : va.ranges()) {
-    if (r.managed) managed_chunks += r.num_blocks;
-    else if (!r.host_pinned) device_bytes += r.size;
+    if (r.managed)
+      managed_chunks += r.num_blocks;
+    else if (!r.host_pinned)
+      device_bytes += r.size;
   }
   std::uint64_t capacity_chunks;
   if (opts_.oversub_pct) {
@@ -44,20 +47,22 @@ const Stats& Simulator::run() {
     cfg_.hbm.capacity = capacity_chunks * kBlockSize;
   } else {
     if (opts_.hbm_bytes) cfg_.hbm.capacity = *opts_.hbm_bytes;
-    const std::uint64_t usable = cfg_.hbm.capacity > device_bytes ? cfg_.hbm.capacity - device_bytes : 0;
+    const std::uint64_t usable =
+        cfg_.hbm.capacity > device_bytes ? cfg_.hbm.capacity - device_bytes : 0;
     capacity_chunks = usable / kBlockSize;
   }
   if (capacity_chunks == 0)
     throw UserError("hbm.capacity", "value",
                     "usable GPU memory is below one 2 MB chunk (capacity " +
                         std::to_string(cfg_.hbm.capacity) + " bytes)");
-  memory_info_ = {{"capacity_chunks", capacity_chunks},
-                  {"capacity_bytes", capacity_chunks * kBlockSize},
-                  {"managed_footprint_bytes", va.managed_footprint()},
-                  {"managed_chunks", managed_chunks},
-                  {"device_alloc_bytes", device_bytes},
-                  {"oversubscription_pct",
-                   100.0 * (static_cast<double>(managed_chunks) / static_cast<double>(capacity_chunks) - 1.0)}};
+  memory_info_ = {
+      {"capacity_chunks", capacity_chunks},
+      {"capacity_bytes", capacity_chunks * kBlockSize},
+      {"managed_footprint_bytes", va.managed_footprint()},
+      {"managed_chunks", managed_chunks},
+      {"device_alloc_bytes", device_bytes},
+      {"oversubscription_pct",
+       100.0 * (static_cast<double>(managed_chunks) / static_cast<double>(capacity_chunks) - 1.0)}};
   trace_info_ = {{"path", where},
                  {"workload", meta.workload},
                  {"params", meta.params},
@@ -85,10 +90,18 @@ const Stats& Simulator::run() {
       }
       last_event = e.time;
       switch (e.type) {
-        case EventType::WarpWake: gpu.on_warp_wake(e.arg, e.time); break;
-        case EventType::DriverWake: driver.on_driver_wake(e.time); break;
-        case EventType::BatchEnd: driver.on_batch_end(e.arg, e.time); break;
-        case EventType::Replay: gpu.on_replay(e.time); break;
+        case EventType::WarpWake:
+          gpu.on_warp_wake(e.arg, e.time);
+          break;
+        case EventType::DriverWake:
+          driver.on_driver_wake(e.time);
+          break;
+        case EventType::BatchEnd:
+          driver.on_batch_end(e.arg, e.time);
+          break;
+        case EventType::Replay:
+          gpu.on_replay(e.time);
+          break;
       }
     }
   };
@@ -108,16 +121,16 @@ const Stats& Simulator::run() {
         ks.name = k.name;
         ks.iteration = ev.iteration;
         const std::uint64_t batches0 = stats_.fault_batches;
-        host = std::max(host, last_event) + static_cast<Tick>(cfg_.cost.launch_overhead_ns * kPsPerNs);
+        host =
+            std::max(host, last_event) + static_cast<Tick>(cfg_.cost.launch_overhead_ns * kPsPerNs);
         ks.start = host;
         trace::LaunchStream stream = reader.launch(ev.launch_index);
         gpu.launch(k, stream, host, ks);
         drain();
         if (!gpu.done() && !stats_.truncated)
-          throw std::runtime_error("simulation stalled with " +
-                                   std::to_string(gpu.unfinished_threadblocks()) +
-                                   " threadblocks unfinished in launch " +
-                                   std::to_string(ev.launch_index));
+          throw std::runtime_error(
+              "simulation stalled with " + std::to_string(gpu.unfinished_threadblocks()) +
+              " threadblocks unfinished in launch " + std::to_string(ev.launch_index));
         ks.end = gpu.end_time();
         ks.fault_batches = stats_.fault_batches - batches0;
         stats_.kernels.push_back(ks);

@@ -17,9 +17,9 @@ namespace uvmsim {
 
 struct RunOptions {
   std::filesystem::path trace;
-  std::optional<double> oversub_pct;     ///< usable HBM = managed footprint / (1 + P/100)
+  std::optional<double> oversub_pct;       ///< usable HBM = managed footprint / (1 + P/100)
   std::optional<std::uint64_t> hbm_bytes;  ///< usable HBM directly
-  std::string events_out;                ///< CSV path, empty = none
+  std::string events_out;                  ///< CSV path, empty = none
 };
 
 class Simulator {

@@ -6,20 +6,29 @@ namespace uvmsim {
 
 const char* to_string(HtodCause c) {
   switch (c) {
-    case HtodCause::Demand: return "demand";
-    case HtodCause::Prefetch: return "prefetch";
-    case HtodCause::UserPrefetch: return "user_prefetch";
-    case HtodCause::AccessCounter: return "access_counter";
-    default: return "?";
+    case HtodCause::Demand:
+      return "demand";
+    case HtodCause::Prefetch:
+      return "prefetch";
+    case HtodCause::UserPrefetch:
+      return "user_prefetch";
+    case HtodCause::AccessCounter:
+      return "access_counter";
+    default:
+      return "?";
   }
 }
 
 const char* to_string(DtohCause c) {
   switch (c) {
-    case DtohCause::Eviction: return "eviction";
-    case DtohCause::CpuFault: return "cpu_fault";
-    case DtohCause::UserPrefetch: return "user_prefetch";
-    default: return "?";
+    case DtohCause::Eviction:
+      return "eviction";
+    case DtohCause::CpuFault:
+      return "cpu_fault";
+    case DtohCause::UserPrefetch:
+      return "user_prefetch";
+    default:
+      return "?";
   }
 }
 
@@ -75,23 +84,23 @@ nlohmann::json Stats::to_json() const {
                  {"already_resident", faults_already_resident},
                  {"flushed", faults_flushed},
                  {"throttled", faults_throttled}};
-  j["driver"] = {{"bottom_halves", bottom_halves},
-                 {"replays", replays},
-                 {"va_blocks_serviced", va_blocks_serviced},
-                 {"chunk_allocations", chunk_allocations},
-                 {"pma_calls", pma_calls},
-                 {"zero_filled_pages", zero_filled_pages},
-                 {"remote_maps", remote_maps},
-                 {"cpu_faults", cpu_faults},
-                 {"cpu_first_touch_pages", cpu_first_touch_pages},
-                 {"thrashing_pages", thrashing_pages},
-                 {"throttle_hints", throttle_hints},
-                 {"pin_hints", pin_hints},
-                 {"access_counter_notifications", access_counter_notifications},
-                 {"access_counter_batches", access_counter_batches},
-                 {"batch_time_ns", batch_time_total / kPsPerNs},
-                 {"mean_batch_time_ns",
-                  fault_batches ? batch_time_total / kPsPerNs / fault_batches : 0}};
+  j["driver"] = {
+      {"bottom_halves", bottom_halves},
+      {"replays", replays},
+      {"va_blocks_serviced", va_blocks_serviced},
+      {"chunk_allocations", chunk_allocations},
+      {"pma_calls", pma_calls},
+      {"zero_filled_pages", zero_filled_pages},
+      {"remote_maps", remote_maps},
+      {"cpu_faults", cpu_faults},
+      {"cpu_first_touch_pages", cpu_first_touch_pages},
+      {"thrashing_pages", thrashing_pages},
+      {"throttle_hints", throttle_hints},
+      {"pin_hints", pin_hints},
+      {"access_counter_notifications", access_counter_notifications},
+      {"access_counter_batches", access_counter_batches},
+      {"batch_time_ns", batch_time_total / kPsPerNs},
+      {"mean_batch_time_ns", fault_batches ? batch_time_total / kPsPerNs / fault_batches : 0}};
   json hist = json::array();
   for (std::size_t i = 0; i < batch_size_hist.size(); ++i) {
     if (!batch_size_hist[i]) continue;

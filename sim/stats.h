@@ -44,12 +44,12 @@ struct Stats {
   std::uint64_t fault_batches = 0;
   std::uint64_t bottom_halves = 0;
   std::uint64_t replays = 0;
-  std::uint64_t faults_fetched = 0;      ///< raw entries fetched
-  std::uint64_t faults_coalesced = 0;    ///< merged while fetching
-  std::uint64_t faults_duplicate = 0;    ///< same page as the previous sorted fault
-  std::uint64_t faults_serviced = 0;     ///< pages made resident or mapped for a fault
+  std::uint64_t faults_fetched = 0;    ///< raw entries fetched
+  std::uint64_t faults_coalesced = 0;  ///< merged while fetching
+  std::uint64_t faults_duplicate = 0;  ///< same page as the previous sorted fault
+  std::uint64_t faults_serviced = 0;   ///< pages made resident or mapped for a fault
   std::uint64_t faults_already_resident = 0;
-  std::uint64_t faults_flushed = 0;      ///< discarded by BATCH_FLUSH
+  std::uint64_t faults_flushed = 0;  ///< discarded by BATCH_FLUSH
   std::uint64_t faults_throttled = 0;
   std::uint64_t va_blocks_serviced = 0;
   std::uint64_t evictions = 0;

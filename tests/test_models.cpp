@@ -101,8 +101,7 @@ TEST(Thrashing, PingPongWithinLapseThrottlesThenPins) {
   EXPECT_EQ(t.get_hint(0, 3, Processor::Cpu, now + 100 * kPsPerUs),
             ThrashingDetector::Hint::Throttle);
   // Far outside lapse of the last migration: no hint.
-  EXPECT_EQ(t.get_hint(0, 3, Processor::Cpu, now + 2000 * kPsPerUs),
-            ThrashingDetector::Hint::None);
+  EXPECT_EQ(t.get_hint(0, 3, Processor::Cpu, now + 2000 * kPsPerUs), ThrashingDetector::Hint::None);
 }
 
 TEST(Thrashing, PinsAfterPinThresholdPeriods) {
@@ -137,6 +136,67 @@ TEST(AccessCounters, NotifyAtThresholdOnlyWhenMigrationEnabled) {
   EXPECT_EQ(ac.pending()[0].subregion_mask, (1u << 1) | (1u << 3));
   // The counter restarts after notifying.
   EXPECT_FALSE(ac.record(0x200000, 3));
+}
+
+}  // namespace
+}  // namespace uvmsim
+
+namespace uvmsim {
+namespace {
+
+TEST(EventQueue, MatchesAReferenceOrderingUnderRandomLoad) {
+  // The calendar queue must pop exactly in (time, insertion) order, including events scheduled
+  // into the bucket being drained, far beyond the horizon, and at equal times.
+  EventQueue q;
+  std::vector<std::pair<Tick, std::uint32_t>> ref;  // (time, id) in insertion order
+  std::uint64_t rng = 12345;
+  auto next = [&] {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+  };
+  Tick now = 0;
+  std::uint32_t id = 0;
+  std::vector<std::uint32_t> popped, expected;
+  std::vector<std::pair<std::pair<Tick, std::uint32_t>, std::uint32_t>> pending;  // ((t, seq), id)
+  for (int round = 0; round < 20000; ++round) {
+    const int pushes = static_cast<int>(next() % 3);
+    for (int i = 0; i < pushes; ++i) {
+      Tick dt;
+      switch (next() % 4) {
+        case 0:
+          dt = 0;
+          break;  // same time
+        case 1:
+          dt = next() % 2000;
+          break;  // same ~1 ns bucket
+        case 2:
+          dt = next() % 5'000'000;
+          break;  // within the ring
+        default:
+          dt = next() % 500'000'000'000ull;
+          break;  // far future (overflow)
+      }
+      q.schedule(now + dt, EventType::WarpWake, id);
+      pending.push_back({{now + dt, id}, id});
+      ++id;
+    }
+    if (!q.empty() && next() % 2) {
+      const Event e = q.pop();
+      now = e.time;
+      popped.push_back(e.arg);
+      auto it = std::min_element(pending.begin(), pending.end());
+      expected.push_back(it->second);
+      pending.erase(it);
+    }
+  }
+  while (!q.empty()) {
+    popped.push_back(q.pop().arg);
+    auto it = std::min_element(pending.begin(), pending.end());
+    expected.push_back(it->second);
+    pending.erase(it);
+  }
+  EXPECT_EQ(popped, expected);
+  EXPECT_EQ(popped.size(), id);
 }
 
 }  // namespace

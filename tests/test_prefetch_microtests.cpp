@@ -15,8 +15,8 @@ Batches run_touch(const TempDir& dir, const std::string& size, const std::string
   const auto trace = dir.file("t.uvt"), events = dir.file("e.csv");
   cli_ok({"gen", "touch", "--param", "size=" + size, "--param", "offsets=" + offsets, "--param",
           "delay_us=500", "-o", trace});
-  std::vector<std::string> args = {"run", "--gpu", "gtx1080ti", "--trace", trace, "--events-out",
-                                   events, "--quiet"};
+  std::vector<std::string> args = {"run", "--gpu",        "gtx1080ti", "--trace",
+                                   trace, "--events-out", events,      "--quiet"};
   args.insert(args.end(), extra.begin(), extra.end());
   cli_ok(args);
   return htod_by_batch(read_events(events));
@@ -51,11 +51,14 @@ TEST(PrefetchMicroTests, P2FillsBlockTwoToo) {
 TEST(PrefetchMicroTests, P3FillsThreeHoles) {
   TempDir d;
   const Batches got = run_touch(d, "2M", "64K,192K,320K,448K,0K,512K,1024K");
-  const Batches want = {k64, k64, k64, k64,
-                        {"4K:demand", "60K:prefetch", "64K:prefetch", "64K:prefetch",
-                         "64K:prefetch"},
-                        {"4K:demand", "508K:prefetch"},
-                        {"4K:demand", "1020K:prefetch"}};
+  const Batches want = {
+      k64,
+      k64,
+      k64,
+      k64,
+      {"4K:demand", "60K:prefetch", "64K:prefetch", "64K:prefetch", "64K:prefetch"},
+      {"4K:demand", "508K:prefetch"},
+      {"4K:demand", "1020K:prefetch"}};
   EXPECT_EQ(got, want);
 }
 
@@ -110,8 +113,7 @@ TEST(PrefetchMicroTests, ThresholdAndDisableAreHonoured) {
   TempDir d2;
   // Threshold 100 can never be exceeded (strict >), so even the 64 KB node fails... but the
   // faulted page's big page is still filled by the bitmap: nothing passes, only 4 KB moves.
-  const Batches strict =
-      run_touch(d2, "2M", "0K", {"--set", "driver.prefetch_threshold=100"});
+  const Batches strict = run_touch(d2, "2M", "0K", {"--set", "driver.prefetch_threshold=100"});
   EXPECT_EQ(strict, (Batches{{"4K:demand"}}));
   TempDir d3;
   // Threshold 0: every level passes, the whole 2 MB block comes with the first fault.

@@ -10,8 +10,8 @@ namespace {
 nlohmann::json run_json(const TempDir& d, const std::string& trace, std::vector<std::string> extra,
                         const std::string& tag = "s") {
   const auto stats = d.file(tag + ".json");
-  std::vector<std::string> args = {"run", "--gpu", "titanv", "--trace", trace,
-                                   "--stats-out", stats, "--quiet"};
+  std::vector<std::string> args = {"run", "--gpu",       "titanv", "--trace",
+                                   trace, "--stats-out", stats,    "--quiet"};
   args.insert(args.end(), extra.begin(), extra.end());
   cli_ok(args);
   return read_json(stats);
@@ -19,14 +19,14 @@ nlohmann::json run_json(const TempDir& d, const std::string& trace, std::vector<
 
 void expect_counters_add_up(const nlohmann::json& s) {
   const auto& in = s["htod_bytes_by_cause"];
-  EXPECT_EQ(s["htod_bytes"].get<std::uint64_t>(),
-            in["demand"].get<std::uint64_t>() + in["prefetch"].get<std::uint64_t>() +
-                in["user_prefetch"].get<std::uint64_t>() +
-                in["access_counter"].get<std::uint64_t>());
+  EXPECT_EQ(s["htod_bytes"].get<std::uint64_t>(), in["demand"].get<std::uint64_t>() +
+                                                      in["prefetch"].get<std::uint64_t>() +
+                                                      in["user_prefetch"].get<std::uint64_t>() +
+                                                      in["access_counter"].get<std::uint64_t>());
   const auto& out = s["dtoh_bytes_by_cause"];
-  EXPECT_EQ(s["dtoh_bytes"].get<std::uint64_t>(),
-            out["eviction"].get<std::uint64_t>() + out["cpu_fault"].get<std::uint64_t>() +
-                out["user_prefetch"].get<std::uint64_t>());
+  EXPECT_EQ(s["dtoh_bytes"].get<std::uint64_t>(), out["eviction"].get<std::uint64_t>() +
+                                                      out["cpu_fault"].get<std::uint64_t>() +
+                                                      out["user_prefetch"].get<std::uint64_t>());
   // No read duplication and no dirty-only what-if: every evicted page is copied back.
   EXPECT_EQ(out["eviction"].get<std::uint64_t>(), s["evicted_pages"].get<std::uint64_t>() * 4096);
 }
@@ -37,8 +37,8 @@ TEST(VectorAdd, BatchesAreCappedByTheUtlbAndWritesComeAfterReads) {
   TempDir d;
   const auto trace = d.file("v.uvt"), events = d.file("e.csv");
   cli_ok({"gen", "vecadd", "--param", "threads=32", "-o", trace});
-  cli_ok({"run", "--gpu", "titanv", "--trace", trace, "--prefetch", "none", "--events-out",
-          events, "--quiet"});
+  cli_ok({"run", "--gpu", "titanv", "--trace", trace, "--prefetch", "none", "--events-out", events,
+          "--quiet"});
   const auto rows = read_events(events);
   EXPECT_EQ(batch_sizes(rows), (std::vector<unsigned long long>{56, 8, 32}));
   // The first two batches migrate a and b (CPU-initialised, 4 KB each); c is zero-filled on the

@@ -3,13 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "sim/cli/commands.h"
@@ -26,8 +26,7 @@ class TempDir {
     for (auto& c : name)
       if (!isalnum(static_cast<unsigned char>(c))) c = '_';
     path_ = std::filesystem::temp_directory_path() /
-            ("uvmsim_" + name + "_" + std::to_string(::getpid()) + "_" +
-             std::to_string(counter++));
+            ("uvmsim_" + name + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
     std::filesystem::create_directories(path_);
   }
   ~TempDir() {

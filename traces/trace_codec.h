@@ -20,6 +20,7 @@ inline constexpr std::size_t kHeaderFixedBytes = 8 + 4 + 4 + 8;
 /// u64 index offset + u64 index length + u32 index CRC + magic
 inline constexpr std::size_t kFooterBytes = 8 + 8 + 4 + 8;
 /// u8 type, u32 launch, u64 first, u64 count, u64 offset, u64 compressed, u64 raw, u32 crc
+/// (49 bytes)
 inline constexpr std::size_t kChunkEntryBytes = 1 + 4 + 8 * 5 + 4;
 /// u32 launch, u32 kernel, u64 threadblocks, u64 records, u64 accesses
 inline constexpr std::size_t kLaunchEntryBytes = 4 + 4 + 8 * 3;

@@ -7,12 +7,12 @@
 
 #include <boost/program_options.hpp>
 
+#include "policies/policy.h"
 #include "sim/cli/commands.h"
 #include "sim/config.h"
 #include "sim/error.h"
 #include "sim/simulator.h"
 #include "sim/units.h"
-#include "policies/policy.h"
 
 namespace uvmsim::cli {
 
@@ -32,10 +32,14 @@ static std::string ns_str(std::uint64_t ps) {
   std::ostringstream o;
   const double ns = static_cast<double>(ps) / 1000.0;
   o << std::fixed << std::setprecision(3);
-  if (ns >= 1e9) o << ns / 1e9 << " s";
-  else if (ns >= 1e6) o << ns / 1e6 << " ms";
-  else if (ns >= 1e3) o << ns / 1e3 << " us";
-  else o << ns << " ns";
+  if (ns >= 1e9)
+    o << ns / 1e9 << " s";
+  else if (ns >= 1e6)
+    o << ns / 1e6 << " ms";
+  else if (ns >= 1e3)
+    o << ns / 1e3 << " us";
+  else
+    o << ns << " ns";
   return o.str();
 }
 
@@ -43,13 +47,20 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
   const Stats& s = sim.stats();
   const auto& m = j["memory"];
   out << "uvmsim run: " << j["trace"]["workload"].get<std::string>() << " on "
-      << sim.config().gpu.name << ", eviction=" << sim.config().engine.eviction
-      << ", prefetch=" << (sim.config().driver.prefetch_enable ? sim.config().engine.prefetch : "none")
-      << "\n";
+      << sim.config().gpu.name << ", eviction=" << sim.config().engine.eviction << ", prefetch="
+      << (sim.config().driver.prefetch_enable ? sim.config().engine.prefetch : "none") << "\n";
   out << "  memory        : " << format_bytes(m["capacity_bytes"].get<std::uint64_t>())
-      << " usable, managed footprint " << format_bytes(m["managed_footprint_bytes"].get<std::uint64_t>())
-      << " (" << std::fixed << std::setprecision(1) << m["oversubscription_pct"].get<double>()
-      << "% oversubscribed)\n";
+      << " usable, managed footprint "
+      << format_bytes(m["managed_footprint_bytes"].get<std::uint64_t>()) << std::fixed
+      << std::setprecision(1);
+  const double over = m["oversubscription_pct"].get<double>();
+  if (over > 0) {
+    out << " (" << over << "% oversubscribed)\n";
+  } else {
+    out << " (fits: " << 100.0 * m["managed_chunks"].get<double>() /
+                             m["capacity_chunks"].get<double>()
+        << "% of usable memory)\n";
+  }
   out << "  simulated time: " << ns_str(s.sim_time) << (s.truncated ? " (TRUNCATED)" : "") << "\n";
   out << "  accesses      : " << s.accesses << " in " << s.kernels.size() << " kernel launch(es)\n";
   out << "  GPU faults    : " << s.gpu_faults << " in " << s.fault_batches << " batches (max "
@@ -80,7 +91,8 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   desc.add_options()("help,h", "show this help")(
       "gpu", po::value<std::string>(), "GPU preset name (gtx1080ti, titanv, rtx3090) or JSON file")(
       "trace", po::value<std::string>(), "trace file (.uvt)")(
-      "oversub", po::value<double>(), "oversubscription %: usable HBM = managed footprint / (1+P/100)")(
+      "oversub", po::value<double>(),
+      "oversubscription %: usable HBM = managed footprint / (1+P/100)")(
       "hbm", po::value<std::string>(), "usable HBM size (e.g. 8G); default: the preset's")(
       "eviction", po::value<std::string>(), "eviction policy (uvmsim policies)")(
       "prefetch", po::value<std::string>(), "prefetch policy; 'none' disables prefetching")(
@@ -106,18 +118,23 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   if (!vm.count("trace")) throw UserError("--trace: required");
 
   SimConfig cfg = SimConfig::from_preset(vm["gpu"].as<std::string>());
-  if (vm.count("eviction")) cfg.set("engine.eviction", vm["eviction"].as<std::string>(), "--eviction");
-  if (vm.count("prefetch")) cfg.set("engine.prefetch", vm["prefetch"].as<std::string>(), "--prefetch");
-  if (vm.count("placement")) cfg.set("engine.placement", vm["placement"].as<std::string>(), "--placement");
+  if (vm.count("eviction"))
+    cfg.set("engine.eviction", vm["eviction"].as<std::string>(), "--eviction");
+  if (vm.count("prefetch"))
+    cfg.set("engine.prefetch", vm["prefetch"].as<std::string>(), "--prefetch");
+  if (vm.count("placement"))
+    cfg.set("engine.placement", vm["placement"].as<std::string>(), "--placement");
   if (vm.count("seed")) cfg.set("engine.seed", vm["seed"].as<std::uint64_t>(), "--seed");
   for (const auto& s : sets) cfg.set_from_string(s, "--set");
 
   RunOptions opts;
   opts.trace = vm["trace"].as<std::string>();
-  if (vm.count("oversub") && vm.count("hbm")) throw UserError("--oversub: cannot be combined with --hbm");
+  if (vm.count("oversub") && vm.count("hbm"))
+    throw UserError("--oversub: cannot be combined with --hbm");
   if (vm.count("oversub")) {
     const double p = vm["oversub"].as<double>();
-    if (!(p >= 0 && p <= 100000)) throw UserError("--oversub: value must be in [0, 100000], got " + std::to_string(p));
+    if (!(p >= 0 && p <= 100000))
+      throw UserError("--oversub: value must be in [0, 100000], got " + std::to_string(p));
     opts.oversub_pct = p;
   }
   if (vm.count("hbm")) opts.hbm_bytes = parse_size(vm["hbm"].as<std::string>(), "--hbm");
@@ -127,7 +144,8 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   std::ofstream stats_file;
   if (vm.count("stats-out")) {
     stats_file.open(vm["stats-out"].as<std::string>());
-    if (!stats_file) throw UserError(vm["stats-out"].as<std::string>() + ": --stats-out: cannot open for writing");
+    if (!stats_file)
+      throw UserError(vm["stats-out"].as<std::string>() + ": --stats-out: cannot open for writing");
   }
 
   Simulator sim(cfg, opts);
@@ -136,11 +154,13 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   if (stats_file.is_open()) {
     stats_file << j.dump(2) << "\n";
     stats_file.close();
-    if (!stats_file) throw UserError(vm["stats-out"].as<std::string>() + ": --stats-out: write failed");
+    if (!stats_file)
+      throw UserError(vm["stats-out"].as<std::string>() + ": --stats-out: write failed");
   }
   if (vm.count("quiet")) {
     out << "throughput: " << sim.stats().accesses << " accesses in " << sim.stats().wall_seconds
-        << " s = " << (sim.stats().wall_seconds > 0 ? sim.stats().accesses / sim.stats().wall_seconds : 0)
+        << " s = "
+        << (sim.stats().wall_seconds > 0 ? sim.stats().accesses / sim.stats().wall_seconds : 0)
         << " accesses/s\n";
   } else {
     print_summary(out, sim, j);
@@ -162,7 +182,8 @@ int cmd_policies(const Args& args, std::ostream& out, std::ostream&) {
   nlohmann::json j;
   auto family = [&](const char* name, const auto& entries) {
     j[name] = nlohmann::json::array();
-    for (const auto& e : entries) j[name].push_back({{"name", e.name}, {"description", e.description}});
+    for (const auto& e : entries)
+      j[name].push_back({{"name", e.name}, {"description", e.description}});
   };
   family("eviction", EvictionRegistry::all());
   family("prefetch", PrefetchRegistry::all());
@@ -174,7 +195,8 @@ int cmd_policies(const Args& args, std::ostream& out, std::ostream&) {
   for (const char* f : {"eviction", "prefetch", "placement"}) {
     out << f << ":\n";
     for (const auto& e : j[f])
-      out << "  " << std::left << std::setw(12) << e["name"].get<std::string>() << e["description"].get<std::string>() << "\n";
+      out << "  " << std::left << std::setw(12) << e["name"].get<std::string>()
+          << e["description"].get<std::string>() << "\n";
   }
   return 0;
 }

@@ -13,7 +13,6 @@ class NoPrefetch final : public PrefetchPolicy {
 
 }  // namespace
 
-UVMSIM_REGISTER_PREFETCH("none", "no prefetching: migrate only the faulted 4 KB pages",
-                         NoPrefetch);
+UVMSIM_REGISTER_PREFETCH("none", "no prefetching: migrate only the faulted 4 KB pages", NoPrefetch);
 
 }  // namespace uvmsim

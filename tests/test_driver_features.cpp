@@ -1,0 +1,282 @@
+// Driver features exercised with hand-written traces: replay policies, user prefetch, advice
+// (preferred location, accessed-by, read-mostly), access-counter migration, thrashing
+// mitigation, CPU faults and the dirty-only eviction what-if.
+#include <gtest/gtest.h>
+
+#include "sim/config.h"
+#include "sim/simulator.h"
+#include "test_util.h"
+#include "traces/trace.h"
+
+namespace uvmsim::test {
+namespace {
+
+constexpr Addr kBase = 0x7f0000000000;
+
+/// A trace with one managed allocation of `bytes` and a kernel of `blocks` x 32 threads whose
+/// warp w reads/writes pages [w*pages_per_warp, ...) of the allocation, `passes` times.
+struct TraceBuilder {
+  trace::Metadata meta;
+  std::unique_ptr<trace::TraceWriter> w;
+  std::uint64_t bytes;
+
+  TraceBuilder(const std::string& path, std::uint64_t bytes_, std::uint32_t blocks = 1)
+      : bytes(bytes_) {
+    meta.workload = "handwritten";
+    meta.allocations.push_back({0, "buf", kBase, bytes, true, false});
+    trace::KernelInfo k;
+    k.id = 0;
+    k.name = "sweep";
+    k.grid = {blocks, 1, 1};
+    k.block = {32, 1, 1};
+    meta.kernels.push_back(k);
+    w = std::make_unique<trace::TraceWriter>(path, meta);
+  }
+  void host(trace::HostEventType t, Addr va, std::uint64_t size, Processor dev = Processor::Gpu,
+            trace::Advice a = trace::Advice::SetPreferredLocation,
+            AccessKind kind = AccessKind::Read) {
+    trace::HostEvent e;
+    e.type = t;
+    e.va = va;
+    e.size = size;
+    e.device = dev;
+    e.advice = a;
+    e.kind = kind;
+    w->host_event(e);
+  }
+  /// One launch: each of `blocks` threadblocks has one warp reading every `stride` bytes of its
+  /// slice of the allocation, `repeat` times per address.
+  void sweep(std::uint32_t blocks, AccessKind kind, std::uint64_t stride = 4096,
+             std::uint32_t repeat = 1, std::int32_t iteration = -1) {
+    w->begin_launch(0, iteration);
+    const std::uint64_t slice = bytes / blocks;
+    for (std::uint32_t b = 0; b < blocks; ++b) {
+      w->begin_block(1);
+      for (std::uint64_t off = 0; off < slice; off += stride) {
+        trace::AccessRecord r;
+        r.va = kBase + b * slice + off;
+        r.kind = kind;
+        r.bytes = 128;
+        r.gap_cycles = 10;
+        r.repeat = repeat;
+        w->access(0, r);
+      }
+      w->end_block();
+    }
+  }
+  void finish() { w->finish(); }
+};
+
+nlohmann::json simulate(const std::string& trace, std::vector<std::string> sets,
+                        std::optional<double> oversub = std::nullopt) {
+  SimConfig cfg = SimConfig::from_preset("gtx1080ti");
+  for (const auto& s : sets) cfg.set_from_string(s);
+  RunOptions o;
+  o.trace = trace;
+  o.oversub_pct = oversub;
+  Simulator sim(cfg, o);
+  sim.run();
+  return sim.to_json();
+}
+
+std::uint64_t u(const nlohmann::json& j) { return j.get<std::uint64_t>(); }
+
+TEST(DriverFeatures, ReplayPolicies) {
+  TempDir d;
+  const auto t = d.file("v.uvt");
+  cli_ok({"gen", "vecadd", "--param", "threads=256", "-o", t});
+  std::map<std::string, nlohmann::json> r;
+  for (const char* p : {"block", "batch", "batch_flush", "once"})
+    r[p] = simulate(t, {std::string("driver.replay_policy=") + p, "engine.prefetch=none"});
+  for (auto& [p, s] : r) {
+    EXPECT_EQ(u(s["accesses"]), 3u * 256) << p;
+    EXPECT_EQ(u(s["htod_bytes_by_cause"]["demand"]), 2u * 256 * 4096) << p;  // a and b
+  }
+  // Only BATCH_FLUSH discards unfetched entries.
+  EXPECT_EQ(u(r["batch"]["faults"]["flushed"]), 0u);
+  EXPECT_EQ(u(r["block"]["faults"]["flushed"]), 0u);
+  EXPECT_EQ(u(r["once"]["faults"]["flushed"]), 0u);
+  // BLOCK replays after every VA block, ONCE once per bottom half, BATCH per batch.
+  EXPECT_EQ(u(r["block"]["driver"]["replays"]), u(r["block"]["driver"]["va_blocks_serviced"]));
+  EXPECT_EQ(u(r["once"]["driver"]["replays"]), u(r["once"]["driver"]["bottom_halves"]));
+  EXPECT_EQ(u(r["batch"]["driver"]["replays"]), u(r["batch"]["fault_batches"]));
+  EXPECT_EQ(u(r["batch_flush"]["driver"]["replays"]), u(r["batch_flush"]["fault_batches"]));
+}
+
+TEST(DriverFeatures, BatchWithoutFlushServicesStaleEntries) {
+  // Many SMs fault at once: with BATCH the entries beyond a batch stay in the buffer and are
+  // fetched later, after the replay already re-raised them, so the driver sees pages it has
+  // already serviced. BATCH_FLUSH discards them instead.
+  TempDir d;
+  const auto t = d.file("r.uvt");
+  cli_ok({"gen", "regular", "--footprint", "64M", "-o", t});
+  const auto batch = simulate(t, {"driver.replay_policy=batch"});
+  const auto flush = simulate(t, {});
+  EXPECT_GT(u(batch["faults"]["already_resident"]), 0u);
+  EXPECT_EQ(u(batch["faults"]["flushed"]), 0u);
+  EXPECT_GT(u(flush["faults"]["flushed"]), 0u);
+  EXPECT_LT(u(flush["faults"]["already_resident"]), u(batch["faults"]["already_resident"]));
+}
+
+TEST(DriverFeatures, UserPrefetchAvoidsFaults) {
+  TempDir d;
+  const auto t = d.file("p.uvt");
+  TraceBuilder b(t, 4 << 20, 4);
+  b.host(trace::HostEventType::CpuAccess, kBase, 4 << 20, Processor::Cpu,
+         trace::Advice::SetPreferredLocation, AccessKind::Write);
+  b.host(trace::HostEventType::MemPrefetch, kBase, 4 << 20, Processor::Gpu);
+  b.sweep(4, AccessKind::Read);
+  b.host(trace::HostEventType::MemPrefetch, kBase, 2 << 20, Processor::Cpu);
+  b.finish();
+  const auto s = simulate(t, {});
+  EXPECT_EQ(u(s["gpu_faults"]), 0u);
+  EXPECT_EQ(u(s["htod_bytes_by_cause"]["user_prefetch"]), 4u << 20);
+  EXPECT_EQ(u(s["htod_bytes"]), 4u << 20);
+  EXPECT_EQ(u(s["dtoh_bytes_by_cause"]["user_prefetch"]), 2u << 20);
+  EXPECT_EQ(u(s["driver"]["cpu_first_touch_pages"]), 1024u);
+}
+
+TEST(DriverFeatures, CpuFaultsMovePageAndPrefetchBack) {
+  // The GPU writes a CPU-initialised 2 MB buffer, then the CPU reads it back: each CPU fault
+  // moves 4 KB + 60 KB (calibration-facts.md), then the tree grows as on the GPU.
+  TempDir d;
+  const auto t = d.file("c.uvt");
+  TraceBuilder b(t, 2 << 20);
+  b.host(trace::HostEventType::CpuAccess, kBase, 2 << 20, Processor::Cpu,
+         trace::Advice::SetPreferredLocation, AccessKind::Write);
+  b.host(trace::HostEventType::MemPrefetch, kBase, 2 << 20, Processor::Gpu);
+  b.sweep(1, AccessKind::Write);
+  b.host(trace::HostEventType::Synchronize, 0, 0);
+  b.host(trace::HostEventType::CpuAccess, kBase, 64 << 10, Processor::Cpu);
+  b.finish();
+  const auto ev = d.file("e.csv");
+  RunOptions o;
+  o.trace = t;
+  o.events_out = ev;
+  Simulator sim(SimConfig::from_preset("gtx1080ti"), o);
+  sim.run();
+  EXPECT_EQ(sim.stats().cpu_faults, 1u);
+  EXPECT_EQ(sim.stats().dtoh_by_cause[static_cast<int>(DtohCause::CpuFault)], 64u << 10);
+  std::vector<std::string> dtoh;
+  for (const auto& r : read_events(ev))
+    if (r.direction == "dtoh") dtoh.push_back(std::to_string(r.bytes / 1024) + "K:" + r.cause);
+  EXPECT_EQ(dtoh, (std::vector<std::string>{"64K:cpu_fault"}));
+}
+
+TEST(DriverFeatures, PreferredLocationCpuMapsRemotely) {
+  TempDir d;
+  const auto t = d.file("r.uvt");
+  TraceBuilder b(t, 2 << 20);
+  b.host(trace::HostEventType::CpuAccess, kBase, 2 << 20, Processor::Cpu,
+         trace::Advice::SetPreferredLocation, AccessKind::Write);
+  b.host(trace::HostEventType::MemAdvise, kBase, 2 << 20, Processor::Cpu,
+         trace::Advice::SetPreferredLocation);
+  b.sweep(1, AccessKind::Read, 4096, 4);
+  b.finish();
+  const auto s = simulate(t, {});
+  EXPECT_EQ(u(s["htod_bytes"]), 0u);
+  EXPECT_EQ(u(s["driver"]["remote_maps"]), 512u);  // each page faults once, then maps remotely
+  EXPECT_EQ(u(s["remote_accesses"]), 512u * 4);
+  EXPECT_EQ(u(s["remote_bytes"]), 512u * 4 * 128);
+}
+
+TEST(DriverFeatures, AccessedByReadsRemotelyWithoutFaults) {
+  TempDir d;
+  const auto t = d.file("a.uvt");
+  TraceBuilder b(t, 2 << 20);
+  b.host(trace::HostEventType::CpuAccess, kBase, 2 << 20, Processor::Cpu,
+         trace::Advice::SetPreferredLocation, AccessKind::Write);
+  b.host(trace::HostEventType::MemAdvise, kBase, 2 << 20, Processor::Gpu,
+         trace::Advice::SetAccessedBy);
+  b.host(trace::HostEventType::MemAdvise, kBase, 2 << 20, Processor::Cpu,
+         trace::Advice::SetPreferredLocation);
+  b.sweep(1, AccessKind::Read);
+  b.finish();
+  const auto s = simulate(t, {});
+  EXPECT_EQ(u(s["gpu_faults"]), 0u);
+  EXPECT_EQ(u(s["remote_accesses"]), 512u);
+}
+
+TEST(DriverFeatures, AccessCounterMigrationBringsHotRemoteDataIn) {
+  TempDir d;
+  const auto t = d.file("ac.uvt");
+  TraceBuilder b(t, 2 << 20);
+  b.host(trace::HostEventType::CpuAccess, kBase, 2 << 20, Processor::Cpu,
+         trace::Advice::SetPreferredLocation, AccessKind::Write);
+  b.host(trace::HostEventType::MemAdvise, kBase, 2 << 20, Processor::Gpu,
+         trace::Advice::SetAccessedBy);
+  for (int i = 0; i < 4; ++i) b.sweep(1, AccessKind::Read, 4096, 8, i);
+  b.finish();
+  const auto off = simulate(t, {});
+  EXPECT_EQ(u(off["htod_bytes"]), 0u);  // ACBM is off by default (x86)
+  EXPECT_EQ(u(off["remote_accesses"]), 4u * 512 * 8);
+  const auto on = simulate(t, {"access_counters.migration=true", "access_counters.threshold=64"});
+  EXPECT_GT(u(on["driver"]["access_counter_notifications"]), 0u);
+  EXPECT_GT(u(on["htod_bytes_by_cause"]["access_counter"]), 0u);
+  EXPECT_LT(u(on["remote_accesses"]), u(off["remote_accesses"]));
+  EXPECT_EQ(u(on["accesses"]), u(off["accesses"]));
+}
+
+TEST(DriverFeatures, ReadMostlyDuplicatesAndEvictsForFree) {
+  TempDir d;
+  const auto t = d.file("rm.uvt");
+  TraceBuilder b(t, 8 << 20, 4);
+  b.host(trace::HostEventType::CpuAccess, kBase, 8 << 20, Processor::Cpu,
+         trace::Advice::SetPreferredLocation, AccessKind::Write);
+  b.host(trace::HostEventType::MemAdvise, kBase, 8 << 20, Processor::Gpu,
+         trace::Advice::SetReadMostly);
+  b.sweep(4, AccessKind::Read);
+  b.finish();
+  const auto s = simulate(t, {}, 100.0);  // 4 blocks in 2 chunks: they evict each other
+  EXPECT_GT(u(s["evictions"]), 0u);
+  EXPECT_GE(u(s["htod_bytes"]), 8u << 20);
+  EXPECT_EQ(u(s["dtoh_bytes"]), 0u);  // the CPU copy stayed valid: nothing to copy back
+}
+
+TEST(DriverFeatures, DirtyOnlyWritebackIsAWhatIf) {
+  TempDir d;
+  const auto t = d.file("w.uvt");
+  cli_ok({"gen", "regular", "--footprint", "32M", "-o", t});  // reads only, zero-filled
+  const auto real = simulate(t, {}, 50.0);
+  const auto whatif = simulate(t, {"driver.evict_dirty_only=true"}, 50.0);
+  EXPECT_GT(u(real["dtoh_bytes_by_cause"]["eviction"]), 0u);  // the driver copies everything
+  EXPECT_EQ(u(whatif["dtoh_bytes_by_cause"]["eviction"]), 0u);
+  EXPECT_EQ(u(whatif["evictions"]), u(real["evictions"]));
+}
+
+TEST(DriverFeatures, CpuGpuPingPongIsThrottledAndPinned) {
+  // The GPU and the CPU take turns writing the same 64 KB faster than the 500 us lapse: the
+  // thrashing detector flags the pages and mitigates; with it disabled nothing is flagged.
+  TempDir d;
+  const auto t = d.file("pp.uvt");
+  TraceBuilder b(t, 64 << 10);
+  b.host(trace::HostEventType::CpuAccess, kBase, 64 << 10, Processor::Cpu,
+         trace::Advice::SetPreferredLocation, AccessKind::Write);
+  for (int i = 0; i < 30; ++i) {
+    b.sweep(1, AccessKind::Write, 4096, 1, i);
+    b.host(trace::HostEventType::CpuAccess, kBase, 64 << 10, Processor::Cpu,
+           trace::Advice::SetPreferredLocation, AccessKind::Write);
+  }
+  b.finish();
+  const auto on = simulate(t, {});
+  const auto off = simulate(t, {"thrashing.enable=false"});
+
+  EXPECT_GT(u(on["driver"]["thrashing_pages"]), 0u);
+  EXPECT_GT(u(on["driver"]["throttle_hints"]) + u(on["driver"]["pin_hints"]), 0u);
+  EXPECT_EQ(u(off["driver"]["thrashing_pages"]), 0u);
+  EXPECT_EQ(u(off["driver"]["throttle_hints"]) + u(off["driver"]["pin_hints"]), 0u);
+  EXPECT_EQ(u(on["accesses"]), u(off["accesses"]));
+  // Thrashing pages leave the prefetcher: CPU faults come page by page.
+  EXPECT_GT(u(on["driver"]["cpu_faults"]), u(off["driver"]["cpu_faults"]));
+  // Throttling slows the ping-pong down on purpose.
+  EXPECT_GT(on["sim_time_ns"].get<double>(), off["sim_time_ns"].get<double>());
+  // Pinning at the first throttling period: the page stays put and the other side maps it
+  // remotely, so far less data moves.
+  const auto pin = simulate(t, {"thrashing.pin_threshold=1"});
+  EXPECT_GT(u(pin["driver"]["pin_hints"]), 0u);
+  EXPECT_LT(u(pin["htod_bytes"]) + u(pin["dtoh_bytes"]),
+            u(off["htod_bytes"]) + u(off["dtoh_bytes"]));
+}
+
+}  // namespace
+}  // namespace uvmsim::test
