@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <vector>
 
 #include "sim/types.h"
 
@@ -17,32 +17,48 @@ struct FaultEntry {
   AccessKind kind = AccessKind::Read;
 };
 
+/// A fixed-capacity ring, like the hardware buffer: no allocation after configure().
 class FaultBuffer {
  public:
-  void configure(std::uint32_t entries) { capacity_ = entries; }
-  bool full() const { return q_.size() >= capacity_; }
-  bool empty() const { return q_.empty(); }
-  std::size_t size() const { return q_.size(); }
-  void push(const FaultEntry& e) { q_.push_back(e); }
-  const FaultEntry& front() const { return q_.front(); }
-  void pop() { q_.pop_front(); }
-  /// Entries valid at `now` (the PUT pointer as the driver would read it).
+  void configure(std::uint32_t entries) {
+    ring_.assign(entries ? entries : 1, FaultEntry{});
+    get_ = size_ = 0;
+  }
+  bool full() const { return size_ >= ring_.size(); }
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  void push(const FaultEntry& e) {
+    ring_[(get_ + size_) % ring_.size()] = e;
+    ++size_;
+  }
+  const FaultEntry& front() const { return ring_[get_]; }
+  void pop() {
+    get_ = (get_ + 1) % ring_.size();
+    --size_;
+  }
+  /// Entries valid at `now` (the PUT pointer as the driver would read it). Entries are appended
+  /// in order of validity, so this is a binary search.
   std::size_t valid_count(Tick now) const {
-    std::size_t n = 0;
-    for (const auto& e : q_) {
-      if (e.valid_at > now) break;
-      ++n;
+    std::size_t lo = 0, hi = size_;
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (ring_[(get_ + mid) % ring_.size()].valid_at <= now)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
-    return n;
+    return lo;
   }
   /// Discards the first `n` entries (a flush up to a cached PUT).
   void discard(std::size_t n) {
-    for (; n && !q_.empty(); --n) q_.pop_front();
+    n = n < size_ ? n : size_;
+    get_ = (get_ + n) % ring_.size();
+    size_ -= n;
   }
 
  private:
-  std::deque<FaultEntry> q_;
-  std::uint32_t capacity_ = 1;
+  std::vector<FaultEntry> ring_;
+  std::size_t get_ = 0, size_ = 0;
 };
 
 }  // namespace uvmsim

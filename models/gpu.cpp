@@ -110,14 +110,10 @@ void Gpu::run_warp(std::uint32_t wi, Tick t) {
           w.waiting = true;
           return;
         }
-        if (w.group_done > t) {
-          if (!can_inline(w.group_done)) {
-            ctx_.queue.schedule(w.group_done, EventType::WarpWake, wi);
-            return;
-          }
-          t = w.group_done;
-        }
-        finish_warp(wi, t);
+        // Done once its last accesses complete. Nothing else waits on a finishing warp, so it
+        // retires now with that end time instead of costing an event; a threadblock that
+        // completes hands its slot to the next one at the right time.
+        finish_warp(wi, std::max(t, w.group_done));
         return;
       }
       w.has_cur = true;
@@ -260,6 +256,7 @@ void Gpu::raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint3
     } else {
       rid = static_cast<std::uint32_t>(records_.size());
       records_.emplace_back();
+      record_gen_.push_back(0);
     }
     FaultRecord& fr = records_[rid];
     fr.page_va = page_va;
@@ -270,7 +267,7 @@ void Gpu::raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint3
     fr.head = fr.tail = kNil;
     fr.live = true;
     Utlb& ut = utlbs_[u];
-    ut.fifo.emplace_back(rid, fr.gen);
+    ut.fifo.emplace_back(rid, record_gen_[rid]);
     ++ut.live;
     if (bw.heads == kNil) {
       if (!free_heads_.empty()) {
@@ -326,7 +323,7 @@ void Gpu::raise_entry(FaultRecord& fr, Tick t) {
 void Gpu::free_record(std::uint32_t rid) {
   FaultRecord& fr = records_[rid];
   fr.live = false;
-  ++fr.gen;
+  ++record_gen_[rid];
   --utlbs_[fr.utlb].live;
   free_records_.push_back(rid);
 }
@@ -416,11 +413,11 @@ void Gpu::on_replay(Tick now) {
       continue;
     }
     std::size_t i = ut.fifo_head;
-    while (i < ut.fifo.size() && records_[ut.fifo[i].first].gen != ut.fifo[i].second) ++i;
+    while (i < ut.fifo.size() && record_gen_[ut.fifo[i].first] != ut.fifo[i].second) ++i;
     ut.fifo_head = i;
     for (; i < ut.fifo.size(); ++i) {
       const auto [rid, gen] = ut.fifo[i];
-      if (records_[rid].gen != gen) continue;
+      if (record_gen_[rid] != gen) continue;
       if (ut.outstanding >= cfg_.gpu.utlb_max_outstanding_faults || buffer_.full()) break;
       ++ctx_.stats.fault_retries;
       raise_entry(records_[rid], retry_at);
@@ -430,7 +427,7 @@ void Gpu::on_replay(Tick now) {
     if (ut.fifo.size() - ut.fifo_head > 2 * std::size_t{ut.live} + 64) {
       std::size_t k = 0;
       for (std::size_t j = ut.fifo_head; j < ut.fifo.size(); ++j)
-        if (records_[ut.fifo[j].first].gen == ut.fifo[j].second) ut.fifo[k++] = ut.fifo[j];
+        if (record_gen_[ut.fifo[j].first] == ut.fifo[j].second) ut.fifo[k++] = ut.fifo[j];
       ut.fifo.resize(k);
       ut.fifo_head = 0;
     } else if (ut.fifo_head > 4096 && ut.fifo_head * 2 > ut.fifo.size()) {

@@ -65,7 +65,6 @@ class Gpu {
     std::uint32_t block = 0;
     std::uint32_t head = kNil, tail = kNil;
     std::uint32_t next_in_page = kNil;  ///< other uTLBs' records for the same page
-    std::uint32_t gen = 0;  ///< bumped when the slot is freed (lazy deletion in the FIFOs)
     std::uint16_t page = 0;
     std::uint16_t utlb = 0;
     AccessKind kind = AccessKind::Read;
@@ -119,6 +118,9 @@ class Gpu {
   std::vector<Waiter> waiters_;
   std::vector<std::uint32_t> free_waiters_;
   std::vector<FaultRecord> records_;
+  /// Per record slot, bumped when it is freed: FIFO entries with an older value are dead. Kept
+  /// apart from records_ so the replay's FIFO walk touches one dense array.
+  std::vector<std::uint32_t> record_gen_;
   std::vector<std::uint32_t> free_records_;
   /// Faulting pages of one VA block: which pages have records, and per page a chain of them.
   struct BlockWait {

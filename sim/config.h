@@ -42,7 +42,7 @@ struct GpuConfig {
 };
 
 struct TlbConfig {
-  std::uint32_t l1_entries = 32, l1_assoc = 32;
+  std::uint32_t l1_entries = 32, l1_assoc = 8;
   std::uint32_t l2_entries = 2048, l2_assoc = 16;
   std::uint32_t l1_latency_cycles = 5, l2_latency_cycles = 80;
   double walk_latency_ns = 400;

@@ -33,8 +33,8 @@ struct Event {
 
 class EventQueue {
  public:
-  static constexpr unsigned kBucketBits = 10;         ///< 1.024 ns buckets
-  static constexpr std::uint64_t kBuckets = 1 << 16;  ///< 67 us horizon
+  static constexpr unsigned kBucketBits = 12;         ///< 1.024 ns buckets
+  static constexpr std::uint64_t kBuckets = 1 << 14;  ///< 67 us horizon
 
   EventQueue() : buckets_(kBuckets), nonempty_(kBuckets / 64, 0) { current_.reserve(1024); }
 

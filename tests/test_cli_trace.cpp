@@ -88,6 +88,9 @@ TEST(CliGen, ErrorsAreOneLine) {
                "--seed: invalid value '-3' (expected a non-negative integer)");
   expect_error({"gen", "regular"}, "missing output file (-o FILE)");
   expect_error({"gen", "-o", out}, "missing generator name (see uvmsim gen --list)");
+  expect_error({"gen", "regular", "-o", dir.file("no/such/dir/x.uvt")},
+               dir.file("no/such/dir/x.uvt") + ": open: directory '" + dir.file("no/such/dir") +
+                   "' does not exist");
   const auto r = cli({"gen", "regular", "--bogus", "-o", out});
   EXPECT_EQ(r.code, 2);
   EXPECT_FALSE(std::filesystem::exists(out));
@@ -136,7 +139,7 @@ TEST_F(CliTrace, InfoJsonHasStableKeys) {
   const auto j = nlohmann::json::parse(cli_ok({"trace", "info", path_, "--json"}).out);
   for (const char* k :
        {"file", "format_version", "workload", "params", "captured_gpu", "allocations", "kernels",
-        "host_events", "launches", "totals", "chunks", "bytes"}) {
+        "host_events", "launches", "totals", "chunks", "bytes", "extra"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
   EXPECT_EQ(j["format_version"], 1);
@@ -188,6 +191,10 @@ TEST_F(CliTrace, Errors) {
   expect_error({"trace", "info"}, "missing trace file");
   expect_error({"trace", "info", path_, "--limit", "3"}, "--limit: only applies to trace dump");
   expect_error({"trace", "dump", path_, "--json"}, "--json: only applies to trace info");
+  expect_error({"trace", "dump", path_, "--limit", "-5"},
+               "--limit: invalid value '-5' (expected an integer in 0..18446744073709551615)");
+  expect_error({"trace", "dump", path_, "--launch", "x"},
+               "--launch: invalid value 'x' (expected an integer in 0..4294967295)");
   expect_error({"trace", "info", dir_.file("none.uvt")},
                dir_.file("none.uvt") + ": open: cannot open file: No such file or directory");
   // A corrupted file is one line naming the file, the part and the problem.

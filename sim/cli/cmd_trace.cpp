@@ -3,6 +3,8 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <ostream>
+#include <stdexcept>
+#include <string>
 
 #include "sim/cli/commands.h"
 #include "sim/error.h"
@@ -96,6 +98,7 @@ json collect_info(trace::TraceReader& r) {
   j["workload"] = m.workload;
   j["params"] = m.params;
   j["captured_gpu"] = m.captured_gpu;
+  j["extra"] = m.extra;
   j["allocations"] = json::array();
   for (const auto& a : m.allocations) {
     j["allocations"].push_back({{"id", a.id},
@@ -179,6 +182,7 @@ void print_info_text(const json& j, std::ostream& out) {
   row("params:") << j["params"].dump() << "\n";
   const std::string gpu = j["captured_gpu"].get<std::string>();
   row("captured on:") << (gpu.empty() ? "(synthetic)" : gpu) << "\n";
+  if (!j["extra"].empty()) row("extra:") << j["extra"].dump() << "\n";
 
   row("allocations:") << j["allocations"].size() << "\n";
   for (const auto& a : j["allocations"]) {
@@ -235,6 +239,21 @@ void print_info_text(const json& j, std::ostream& out) {
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.2f", b["ratio"].get<double>());
   row("ratio:") << ratio << "x\n";
+}
+
+/// Digits only: boost's lexical_cast would accept "-5" for an unsigned option and wrap it.
+std::uint64_t parse_count(const std::string& text, const char* opt, std::uint64_t max) {
+  const bool digits = !text.empty() && text.size() <= 20 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) {
+    try {
+      const std::uint64_t v = std::stoull(text);
+      if (v <= max) return v;
+    } catch (const std::out_of_range&) {
+    }
+  }
+  throw UserError(std::string(opt) + ": invalid value '" + text + "' (expected an integer in 0.." +
+                  std::to_string(max) + ")");
 }
 
 struct DumpOptions {
@@ -300,9 +319,9 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   visible.add_options()                                        //
       ("help,h", "show this help")                             //
       ("json", "info: print one JSON object instead of text")  //
-      ("limit", po::value<std::uint64_t>()->default_value(100),
+      ("limit", po::value<std::string>()->default_value("100"),
        "dump: stop after N entries (host events + access records); 0 = no limit")  //
-      ("launch", po::value<std::uint32_t>(),
+      ("launch", po::value<std::string>(),
        "dump: only this launch's records (no host events)")  //
       ("host-only", "dump: only the host events");
   po::options_description hidden;
@@ -346,9 +365,12 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& /*err*/) {
 
   if (vm.count("json")) throw UserError("--json: only applies to trace info");
   DumpOptions o;
-  o.limit = vm["limit"].as<std::uint64_t>();
+  o.limit = parse_count(vm["limit"].as<std::string>(), "--limit", ~std::uint64_t{0});
   o.host_only = vm.count("host-only") > 0;
-  if (vm.count("launch")) o.launch = vm["launch"].as<std::uint32_t>();
+  if (vm.count("launch")) {
+    o.launch = static_cast<std::uint32_t>(
+        parse_count(vm["launch"].as<std::string>(), "--launch", 0xffffffffu));
+  }
   if (o.launch && o.host_only) throw UserError("--launch and --host-only exclude each other");
   trace::TraceReader reader(file);
   if (o.launch && *o.launch >= reader.launches().size()) {

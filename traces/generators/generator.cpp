@@ -84,6 +84,12 @@ void generate(const std::string& name, std::uint64_t footprint, const ParamMap& 
     recorded[s.name] = values[s.name];
   }
 
+  const std::filesystem::path parent = output.parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    throw UserError(output.string(), "open", "directory '" + parent.string() + "' does not exist");
+  }
+
   // Write next to the destination and rename at the end: a failed or interrupted run never
   // leaves a half-written trace under the requested name.
   std::filesystem::path partial = output;
@@ -94,7 +100,6 @@ void generate(const std::string& name, std::uint64_t footprint, const ParamMap& 
     g->run(ctx);
     std::filesystem::rename(partial, output);
   } catch (...) {
-    std::error_code ec;
     std::filesystem::remove(partial, ec);
     throw;
   }
