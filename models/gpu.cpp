@@ -166,11 +166,7 @@ Tick Gpu::remote_access(Tick t, const trace::AccessRecord& r) {
 bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& done) {
   Warp& w = warps_[wi];
   auto& s = ctx_.stats;
-  const VaRange* rg = w.last_range;
-  if (!rg || r.va < rg->base || r.va >= rg->base + rg->size) {
-    rg = ctx_.va.find_range(r.va);
-    w.last_range = rg;
-  }
+  const VaRange* rg = ctx_.va.find_range(r.va);
   ++s.l1_tlb_lookups;
   if (!rg || !rg->managed) {
     // Outside managed memory: device memory (cudaMalloc) or pinned host memory, always mapped.

@@ -41,7 +41,6 @@ class Gpu {
     std::uint32_t outstanding = 0;
     std::uint32_t tb_slot = 0;
     std::uint32_t sm = 0;
-    const VaRange* last_range = nullptr;
     bool has_cur = false;
     bool gap_paid = false;
     bool waiting = false;

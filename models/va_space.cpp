@@ -56,9 +56,27 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
     }
     r.num_blocks = static_cast<std::uint32_t>(blocks_.size()) - r.first_block;
   }
+  window_table_.clear();
+  window_base_ = 0;
+  if (ranges_.empty()) return;
+  const Addr lo = ranges_.front().base >> kBlockShift;
+  Addr hi = lo;
+  for (const auto& r : ranges_)
+    hi = std::max(hi, (r.base + std::max<Addr>(r.size, 1) - 1) >> kBlockShift);
+  if (hi - lo + 1 > kMaxWindowTable) return;  // sparse address space: binary search only
+  window_base_ = lo;
+  window_table_.assign(hi - lo + 1, kNoRange);
+  for (std::uint32_t ri = 0; ri < ranges_.size(); ++ri) {
+    const auto& r = ranges_[ri];
+    if (r.size == 0) continue;
+    for (Addr w = r.base >> kBlockShift; w <= (r.base + r.size - 1) >> kBlockShift; ++w) {
+      auto& e = window_table_[w - lo];
+      e = e == kNoRange ? ri : kSharedWindow;
+    }
+  }
 }
 
-const VaRange* VaSpace::find_range(Addr va) const {
+const VaRange* VaSpace::search_range(Addr va) const {
   auto it = std::upper_bound(ranges_.begin(), ranges_.end(), va,
                              [](Addr v, const VaRange& r) { return v < r.base; });
   if (it == ranges_.begin()) return nullptr;

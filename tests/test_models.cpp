@@ -201,3 +201,29 @@ TEST(EventQueue, MatchesAReferenceOrderingUnderRandomLoad) {
 
 }  // namespace
 }  // namespace uvmsim
+
+namespace uvmsim {
+namespace {
+
+TEST(VaSpace, SharedWindowsAndSparseSpacesStillResolve) {
+  VaSpace va;
+  // Two small ranges in one 2 MB window, and one far away (beyond the dense table).
+  trace::Allocation a{0, "a", 0x7f0000000000, 8192, true, false};
+  trace::Allocation b{1, "b", 0x7f0000004000, 8192, true, false};
+  trace::Allocation c{2, "c", 0x100000000000ull, 4096, true, false};
+  va.build({a, b, c}, false);
+  EXPECT_EQ(va.find_range(0x7f0000001000)->name, "a");
+  EXPECT_EQ(va.find_range(0x7f0000005000)->name, "b");
+  EXPECT_EQ(va.find_range(0x7f0000003000), nullptr);
+  EXPECT_EQ(va.find_range(0x100000000000ull)->name, "c");
+  EXPECT_EQ(va.find_range(0x100000001000ull), nullptr);
+  VaSpace dense;
+  dense.build({a, b}, false);
+  EXPECT_EQ(dense.find_range(0x7f0000001000)->name, "a");
+  EXPECT_EQ(dense.find_range(0x7f0000005000)->name, "b");
+  EXPECT_EQ(dense.find_range(0x7f0000300000), nullptr);
+  EXPECT_EQ(dense.find_range(0x1000), nullptr);
+}
+
+}  // namespace
+}  // namespace uvmsim
