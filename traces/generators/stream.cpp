@@ -10,10 +10,14 @@ namespace {
 void write_stream(GenContext& ctx) {
   const std::uint64_t block = ctx.params.integer("block", 1, 1024);
   const std::uint64_t iters = ctx.params.integer("iters", 1, 1000000);
+  // grid = 0: one element per thread (BabelStream's launch). grid = G: G blocks run a
+  // grid-stride loop (i += G * block), the other common way to write the kernel; each warp then
+  // streams many elements, so the trace is dominated by TLB hits after the first iteration.
+  const std::uint64_t grid_param = ctx.params.integer("grid", 0, 0x7fffffff);
   const bool cpu_init = ctx.params.choice("init", {"cpu", "none"}) == "cpu";
   const std::uint64_t n = ctx.footprint / 3 / 4;  // floats per array
   if (n == 0) throw UserError("--footprint: must be at least 12 bytes for this generator");
-  const std::uint64_t grid = (n + block - 1) / block;
+  const std::uint64_t grid = grid_param ? grid_param : (n + block - 1) / block;
   if (grid > 0x7fffffffu) throw UserError("--footprint: too large (grid exceeds 2^31-1 blocks)");
 
   trace::Metadata meta = ctx.metadata();
@@ -45,22 +49,25 @@ void write_stream(GenContext& ctx) {
     for (std::uint64_t tb = 0; tb < grid; ++tb) {
       w.begin_block(warps);
       for (std::uint32_t warp = 0; warp < warps; ++warp) {
-        std::size_t lanes_active = 0;
-        for (std::uint64_t lane = 0; lane < 32; ++lane) {
-          const std::uint64_t local = warp * 32ull + lane;
-          const std::uint64_t i = tb * block + local;
-          if (local >= block || i >= n) break;
-          lanes[lanes_active++] = i * 4;  // byte offset, rebased per array below
+        for (std::uint64_t first = tb * block; first < n; first += grid * block) {
+          std::size_t lanes_active = 0;
+          for (std::uint64_t lane = 0; lane < 32; ++lane) {
+            const std::uint64_t local = warp * 32ull + lane;
+            const std::uint64_t i = first + local;
+            if (local >= block || i >= n) break;
+            lanes[lanes_active++] = i * 4;  // byte offset, rebased per array below
+          }
+          if (lanes_active == 0) break;
+          Addr va[32];
+          auto emit = [&](Addr base, AccessKind kind, std::uint32_t ref, std::uint32_t gap) {
+            for (std::size_t l = 0; l < lanes_active; ++l) va[l] = base + lanes[l];
+            warp_instruction(w, warp, {va, lanes_active}, 4, kind, ref, gap);
+          };
+          emit(b, AccessKind::Read, 0, kIndexGap);  // load b[i]
+          emit(c, AccessKind::Read, 1, 0);          // load c[i]: independent, issues right after
+          emit(a, AccessKind::Write, 2, kAluGap);   // FFMA, then store a[i]
+          if (!grid_param) break;                   // one element per thread
         }
-        if (lanes_active == 0) continue;
-        Addr va[32];
-        auto emit = [&](Addr base, AccessKind kind, std::uint32_t ref, std::uint32_t gap) {
-          for (std::size_t l = 0; l < lanes_active; ++l) va[l] = base + lanes[l];
-          warp_instruction(w, warp, {va, lanes_active}, 4, kind, ref, gap);
-        };
-        emit(b, AccessKind::Read, 0, kIndexGap);  // load b[i]
-        emit(c, AccessKind::Read, 1, 0);          // load c[i]: independent, issues right after
-        emit(a, AccessKind::Write, 2, kAluGap);   // FFMA, then store a[i]
       }
       w.end_block();
     }
@@ -77,6 +84,8 @@ const Registrar kStream{Generator{
     {
         {"block", "1024", "threads per block (1..1024)"},
         {"iters", "1", "number of triad launches (iteration index 0..iters-1)"},
+        {"grid", "0",
+         "0: one element per thread; G > 0: G blocks with a grid-stride loop over the arrays"},
         {"init", "cpu",
          "cpu: the CPU writes b and c before the first launch; none: no host initialisation"},
     },
