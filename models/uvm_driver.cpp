@@ -500,7 +500,12 @@ void UvmDriver::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause c
 void UvmDriver::service_access_counters(ServiceTimes& st) {
   auto& s = ctx_.stats;
   ++s.access_counter_batches;
-  for (const auto& n : counters_.pending()) {
+  // One notification batch: at most access_counters.batch_count notifications, oldest first;
+  // the rest wait for the next round of the service thread.
+  auto& pending = counters_.pending();
+  const std::size_t take = std::min<std::size_t>(pending.size(), counters_.batch_count());
+  for (std::size_t k = 0; k < take; ++k) {
+    const AccessCounterNotification n = pending[k];
     const std::uint64_t sub = n.region_bytes / 32;
     for (unsigned i = 0; i < 32; ++i) {
       if (!(n.subregion_mask >> i & 1u)) continue;
@@ -529,7 +534,7 @@ void UvmDriver::service_access_counters(ServiceTimes& st) {
       });
     }
   }
-  counters_.pending().clear();
+  pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(take));
 }
 
 // ---------------------------------------------------------------------------------------------
