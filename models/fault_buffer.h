@@ -28,12 +28,12 @@ class FaultBuffer {
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   void push(const FaultEntry& e) {
-    ring_[(get_ + size_) % ring_.size()] = e;
+    ring_[wrap(get_ + size_)] = e;
     ++size_;
   }
   const FaultEntry& front() const { return ring_[get_]; }
   void pop() {
-    get_ = (get_ + 1) % ring_.size();
+    get_ = wrap(get_ + 1);
     --size_;
   }
   /// Entries valid at `now` (the PUT pointer as the driver would read it). Entries are appended
@@ -52,11 +52,13 @@ class FaultBuffer {
   /// Discards the first `n` entries (a flush up to a cached PUT).
   void discard(std::size_t n) {
     n = n < size_ ? n : size_;
-    get_ = (get_ + n) % ring_.size();
+    get_ = wrap(get_ + n);
     size_ -= n;
   }
 
  private:
+  /// i < 2 * capacity always holds, so one compare replaces a division.
+  std::size_t wrap(std::size_t i) const { return i >= ring_.size() ? i - ring_.size() : i; }
   std::vector<FaultEntry> ring_;
   std::size_t get_ = 0, size_ = 0;
 };
