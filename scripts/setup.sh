@@ -30,8 +30,8 @@ cmake --build build --parallel "$(nproc)"
 
 mkdir -p build/demo
 {
-  echo "== demo: regular page-touch kernel, 256 MB footprint, GTX 1080 Ti, 50% oversubscription =="
-  ./build/uvmsim gen regular --footprint 256M -o build/demo/regular.uvt
+  echo "== demo: regular page-touch kernel, 256 MB CPU-initialised footprint, GTX 1080 Ti, 50% oversubscription =="
+  ./build/uvmsim gen regular --footprint 256M --param init=cpu -o build/demo/regular.uvt
   ./build/uvmsim trace info build/demo/regular.uvt
   ./build/uvmsim run --gpu gtx1080ti --trace build/demo/regular.uvt --oversub 50 \
       --stats-out build/demo/regular-oversub50.json --events-out build/demo/regular-oversub50.csv
