@@ -343,8 +343,8 @@ TEST(StreamGenerator, GridStrideCoversEveryElementOnce) {
   TempDir d;
   const auto one = d.file("one.uvt"), strided = d.file("strided.uvt");
   cli_ok({"gen", "stream", "--footprint", "12K", "--param", "block=64", "-o", one});
-  cli_ok({"gen", "stream", "--footprint", "12K", "--param", "block=64", "--param", "grid=2",
-          "-o", strided});
+  cli_ok({"gen", "stream", "--footprint", "12K", "--param", "block=64", "--param", "grid=2", "-o",
+          strided});
   auto records = [](const std::string& path) {
     trace::TraceReader r(path);
     std::multiset<std::pair<Addr, int>> out;

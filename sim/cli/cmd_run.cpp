@@ -57,8 +57,8 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
   if (over > 0) {
     out << " (" << over << "% oversubscribed)\n";
   } else {
-    out << " (fits: " << 100.0 * m["managed_chunks"].get<double>() /
-                             m["capacity_chunks"].get<double>()
+    out << " (fits: "
+        << 100.0 * m["managed_chunks"].get<double>() / m["capacity_chunks"].get<double>()
         << "% of usable memory)\n";
   }
   out << "  simulated time: " << ns_str(s.sim_time) << (s.truncated ? " (TRUNCATED)" : "") << "\n";
