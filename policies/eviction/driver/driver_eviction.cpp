@@ -26,7 +26,7 @@ class DriverEviction final : public EvictionPolicy {
   }
 
   void on_chunk_allocated(const VaBlock& b, Tick) override { move_to_tail(used_, b.id); }
-  void on_chunk_freed(const VaBlock& b, Tick) override { nodes_[b.id].unlink(); }
+  void on_eviction(const VaBlock& b, Tick) override { nodes_[b.id].unlink(); }
   void on_populated(const VaBlock& b, Tick) override { move_to_tail(used_, b.id); }
   void on_emptied(const VaBlock& b, Tick) override {
     // Partial (non-2 MB) blocks are never put on UNUSED by the driver (uvm-driver.md §0).
@@ -58,5 +58,7 @@ UVMSIM_REGISTER_EVICTION("driver",
                          "NVIDIA driver default: oldest root chunk on UNUSED then USED list, "
                          "position changes only on (re)allocation / empty->resident",
                          DriverEviction);
+// ObservUVM's name for it: Least Recently Migrated (§II-D).
+UVMSIM_REGISTER_ALIAS(EvictionRegistry, "lrm", "driver");
 
 }  // namespace uvmsim
