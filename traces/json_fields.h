@@ -142,7 +142,12 @@ class Fields {
 
   std::uint64_t to_u64(const json& v, const std::string& name) const {
     if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-    if (v.is_number_integer()) fail(name, "must not be negative");
+    // Parsed JSON stores non-negative integers as unsigned, but JSON built in code may hold them
+    // as signed values.
+    if (v.is_number_integer()) {
+      if (v.get<std::int64_t>() >= 0) return static_cast<std::uint64_t>(v.get<std::int64_t>());
+      fail(name, "must not be negative");
+    }
     fail(name, "expected an unsigned integer");
   }
 
