@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/occupancy.h"
 #include "sim/error.h"
 
 namespace uvmsim {
@@ -34,20 +35,12 @@ void Gpu::launch(const trace::KernelInfo& k, trace::LaunchStream& stream, Tick s
   const std::uint64_t threads = k.block.count();
   warps_per_tb_ = k.warps_per_block();
   // Occupancy: threadblocks per SM limited by every per-SM resource the kernel uses.
-  std::uint64_t per_sm = g.max_blocks_per_sm;
-  per_sm = std::min<std::uint64_t>(per_sm, g.max_warps_per_sm / std::max(1u, warps_per_tb_));
-  per_sm =
-      std::min<std::uint64_t>(per_sm, g.max_threads_per_sm / std::max<std::uint64_t>(1, threads));
-  if (k.regs_per_thread)
-    per_sm = std::min<std::uint64_t>(per_sm,
-                                     g.regs_per_sm / (std::uint64_t{k.regs_per_thread} * threads));
-  if (k.shared_mem_bytes)
-    per_sm = std::min<std::uint64_t>(per_sm, g.smem_per_sm / k.shared_mem_bytes);
+  const std::uint32_t per_sm = tbs_per_sm(g, k);
   if (per_sm == 0)
     throw UserError("kernel '" + k.name + "'", "block",
                     "a threadblock of " + std::to_string(threads) +
                         " threads does not fit on one SM of " + g.name);
-  tbs_per_sm_ = static_cast<std::uint32_t>(per_sm);
+  tbs_per_sm_ = per_sm;
   const std::size_t nslots = std::size_t{g.num_sms} * tbs_per_sm_;
   slots_.assign(nslots, TbSlot{});
   if (warps_.size() < nslots * warps_per_tb_) warps_.resize(nslots * warps_per_tb_);

@@ -13,12 +13,13 @@ constexpr const char* kDtoh = "dtoh";
 }  // namespace
 
 UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacity_chunks,
-                     std::filesystem::path trace_path)
+                     std::filesystem::path trace_path, const trace::Hints* hints)
     : ctx_(ctx),
       cfg_(ctx.cfg),
       buffer_(buffer),
       capacity_chunks_(capacity_chunks),
-      trace_path_(std::move(trace_path)) {
+      trace_path_(std::move(trace_path)),
+      hints_(hints) {
   const std::size_t nblocks = ctx.va.blocks().size();
   thrashing_.configure(cfg_.thrashing, nblocks);
   counters_.configure(cfg_.access_counters);
@@ -26,6 +27,8 @@ UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacit
   region_queued_.assign(nblocks, 0);
   resident_.reserve(std::min<std::uint64_t>(capacity_chunks, nblocks));
   obs_.configure(cfg_.observe, cfg_.access_counters.count, nblocks, cfg_.engine.seed);
+  place_.configure(nblocks, capacity_chunks);
+  acm_all_ = cfg_.access_counters.migration;
 
   // Policies are created last: they may use the engine (this) from their constructors.
   validate_policy_params(cfg_);
@@ -292,7 +295,15 @@ void UvmDriver::service_block(std::size_t first, std::size_t last, ServiceTimes&
       collapsed = true;
       continue;
     }
-    if (placement_->place(b, page, f.kind, st.cpu) == PlacementPolicy::Decision::MapRemote) {
+    if (place_.active() && place_.block(b.id).no_migrate.test(page)) {
+      // suvSetNoMigrateRegion / host pin: the driver never migrates it; the GPU maps it.
+      ++s.placement.no_migrate_remote_maps;
+      remote.set(page);
+    } else if (placement_->place(b, page, f.kind, st.cpu) == PlacementPolicy::Decision::MapRemote) {
+      remote.set(page);
+    } else if (!b.has_chunk && !chunk_obtainable(b)) {
+      // Every chunk this block could take is pinned or reserved for others: serve it remotely.
+      ++s.placement.no_chunk_remote_maps;
       remote.set(page);
     } else {
       faulted.set(page);
@@ -337,9 +348,10 @@ void UvmDriver::service_block(std::size_t first, std::size_t last, ServiceTimes&
     }
     make_resident_gpu(b, faulted, prefetch, HtodCause::Demand, st, &writes);
     if (obs_.active()) obs_.on_fault(b.id);
-    if (prefetch.any()) each_policy([&](PolicyBase& p) { p.on_prefetch(b, prefetch, st.cpu); });
+    if (prefetch.any())
+      each_policy_for(b, [&](PolicyBase& p) { p.on_prefetch(b, prefetch, st.cpu); });
     for (unsigned p = faulted.find_next(0); p < kPagesPerBlock; p = faulted.find_next(p + 1))
-      each_policy([&](PolicyBase& x) { x.on_page_fault(b, p, st.cpu); });
+      each_policy_for(b, [&](PolicyBase& x) { x.on_page_fault(b, p, st.cpu); });
   }
   if (faulted.any() || remote.any() || collapsed) {
     ++b.mapping_gen;  // PTE writes + TLB invalidate
@@ -354,7 +366,7 @@ void UvmDriver::set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
   const bool was_empty = b.gpu_count == 0;
   b.gpu_resident |= pages;
   b.gpu_count = b.gpu_resident.count();
-  if (was_empty && b.gpu_count) each_policy([&](PolicyBase& p) { p.on_populated(b, now); });
+  if (was_empty && b.gpu_count) each_policy_for(b, [&](PolicyBase& p) { p.on_populated(b, now); });
 }
 
 void UvmDriver::clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
@@ -362,7 +374,7 @@ void UvmDriver::clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) 
   b.gpu_resident.and_not(pages);
   b.gpu_count = b.gpu_resident.count();
   if (!was_empty && b.gpu_count == 0 && b.has_chunk)
-    each_policy([&](PolicyBase& p) { p.on_emptied(b, now); });
+    each_policy_for(b, [&](PolicyBase& p) { p.on_emptied(b, now); });
 }
 
 void UvmDriver::copy_runs(const VaBlock& b, const PageMask& pages, bool htod, const char* cause,
@@ -442,7 +454,10 @@ Tick UvmDriver::allocate_chunk(VaBlock& b, ServiceTimes& st) {
   auto& s = ctx_.stats;
   ++s.chunk_allocations;
   Tick ready = st.cpu;
-  if (allocated_chunks_ < capacity_chunks_) {
+  // A free chunk, or the victim whose chunk `b` takes (the eviction policy's for the general
+  // pool; the placement partition decides when chunks are pinned or reserved).
+  const std::uint32_t victim = choose_victim(b, st.cpu);
+  if (victim == kNoBlock) {
     ++allocated_chunks_;
     if (pma_reserve_ == 0) {
       // PMA hands out root chunks in batches; the extra ones wait on UVM's free lists.
@@ -453,14 +468,6 @@ Tick UvmDriver::allocate_chunk(VaBlock& b, ServiceTimes& st) {
     --pma_reserve_;
     ready = st.cpu;
   } else {
-    const std::uint32_t victim = eviction_->select_victim(b.id, st.cpu);
-    if (victim == kNoBlock || victim >= ctx_.va.blocks().size() ||
-        !ctx_.va.blocks()[victim].has_chunk || victim == b.id) {
-      throw std::logic_error("eviction policy '" + cfg_.engine.eviction +
-                             "' returned no valid victim (" +
-                             (victim == kNoBlock ? std::string("none") : std::to_string(victim)) +
-                             ", capacity " + std::to_string(capacity_chunks_) + " chunks)");
-    }
     VaBlock& v = ctx_.va.blocks()[victim];
     ServiceTimes ev{st.cpu + ns_to_ps(cfg_.cost.eviction_ns), st.cpu};
     evict(v, ev);
@@ -472,7 +479,13 @@ Tick UvmDriver::allocate_chunk(VaBlock& b, ServiceTimes& st) {
   b.has_chunk = true;
   resident_pos_[b.id] = static_cast<std::uint32_t>(resident_.size());
   resident_.push_back(b.id);
-  each_policy([&](PolicyBase& p) { p.on_chunk_allocated(b, st.cpu); });
+  if (place_.active()) {
+    place_.on_chunk_allocated(b);
+    place_.refresh(b);
+    s.placement.max_pinned_chunks =
+        std::max<std::uint64_t>(s.placement.max_pinned_chunks, place_.pinned_chunks());
+  }
+  each_policy_for(b, [&](PolicyBase& p) { p.on_chunk_allocated(b, st.cpu); });
   // block_zero_new_gpu_chunk: every page of the new chunk resident nowhere is zeroed on the GPU.
   PageMask nowhere = minus(minus(b.valid_mask(), b.cpu_resident), b.gpu_resident);
   if (nowhere.any()) {
@@ -508,7 +521,7 @@ void UvmDriver::evict(VaBlock& v, ServiceTimes& st) {
   v.cpu_resident |= pages;
   // With access-counter migration on, evicted pages are mapped back remotely
   // (uvm_perf_map_remote_on_eviction) and the counters can bring them back.
-  if (counters_.enabled()) v.remote_mapped |= pages;
+  if (counters_.enabled()) v.remote_mapped |= remap_on_eviction(v, pages);
   v.gpu_resident.clear();
   v.gpu_count = 0;
   v.read_only_gpu.clear();
@@ -521,9 +534,13 @@ void UvmDriver::evict(VaBlock& v, ServiceTimes& st) {
   resident_[pos] = resident_.back();
   resident_.pop_back();
   resident_pos_[v.id] = ~0u;
+  if (place_.active()) {
+    if (place_.block(v.id).reservation) ++s.placement.reservation_evictions;
+    place_.refresh(v);
+  }
   // Policies see an observed region's observation during on_eviction ("evicted before being
   // accessed", negative feedback); it ends right after.
-  each_policy([&](PolicyBase& p) { p.on_eviction(v, st.cpu); });
+  each_policy_for(v, [&](PolicyBase& p) { p.on_eviction(v, st.cpu); });
   if (obs_.active()) {
     if (obs_.find(v.id)) drop_observation(v, true);
     if (const int d = obs_.on_evicted(v.id)) {
@@ -549,6 +566,7 @@ void UvmDriver::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause c
   b.cpu_resident |= pages;
   b.read_only_gpu.and_not(pages);
   b.dirty.and_not(pages);
+  if (place_.active()) unpin_leaving(b, pages, st.cpu);
   clear_gpu_resident(b, pages, st.cpu);
   ++b.mapping_gen;
   if (cause == DtohCause::CpuFault) {
@@ -575,6 +593,15 @@ void UvmDriver::service_access_counters(ServiceTimes& st) {
         pages &= b.cpu_resident;  // only pages resident on the remote owner
         pages.and_not(b.gpu_resident);
         if (const ObservedRegion* o = obs_.find(b.id)) pages.and_not(o->samples);
+        if (place_.active() || !acm_all_) {
+          // Range-scoped access-counter migration and no-migrate ranges (SUV §V-D ⑤).
+          for (unsigned p = pages.find_next(0); p < kPagesPerBlock; p = pages.find_next(p + 1)) {
+            if (counter_migration_allowed(b, p)) continue;
+            pages.reset(p);
+            ++s.placement.notifications_ignored;
+          }
+          if (pages.any() && !b.has_chunk && !chunk_obtainable(b)) return;
+        }
         for (unsigned p = pages.find_next(0); p < kPagesPerBlock; p = pages.find_next(p + 1)) {
           if (thrashing_.get_hint(b.id, p, Processor::Gpu, st.cpu) ==
               ThrashingDetector::Hint::Throttle)
@@ -600,24 +627,6 @@ void UvmDriver::service_access_counters(ServiceTimes& st) {
 
 // ---------------------------------------------------------------------------------------------
 // Host-side operations.
-
-template <typename F>
-void UvmDriver::for_each_block_page(Addr va, std::uint64_t size, F&& f) {
-  const Addr end = va + size;
-  for (const auto& r : ctx_.va.ranges()) {
-    if (!r.managed) continue;
-    const Addr lo = std::max(va, r.base), hi = std::min(end, r.base + r.size);
-    if (lo >= hi) continue;
-    for (Addr a = lo; a < hi;) {
-      const Addr bend = std::min(hi, (a & ~(kBlockSize - 1)) + kBlockSize);
-      VaBlock& b = ctx_.va.blocks()[ctx_.va.block_index(r, a)];
-      const unsigned p0 = VaSpace::page_index(a);
-      const unsigned p1 = static_cast<unsigned>(((bend - 1) & (kBlockSize - 1)) >> kPageShift) + 1;
-      f(b, std::max(p0, b.first_page), std::min(p1, b.end_page));
-      a = bend;
-    }
-  }
-}
 
 Tick UvmDriver::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Tick t) {
   auto& s = ctx_.stats;
@@ -679,6 +688,10 @@ Tick UvmDriver::user_prefetch(Addr va, std::uint64_t size, Processor dest, Tick 
     pages.set_range(p0, p1);
     if (dest == Processor::Gpu) {
       st.cpu += ns_to_ps(cfg_.cost.block_ns);
+      if (place_.active()) {
+        pages.and_not(place_.block(b.id).host_pinned);  // host pins stay on the host
+        if (pages.none() || (!b.has_chunk && !chunk_obtainable(b))) return;
+      }
       if (obs_.find(b.id)) drop_observation(b, false);
       make_resident_gpu(b, pages, PageMask{}, HtodCause::UserPrefetch, st, nullptr);
       b.remote_mapped.and_not(b.gpu_resident);

@@ -8,8 +8,10 @@
 // mechanism of ObservUVM (§IV-A; models/observability.h) and whole-region prefetches.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "models/access_counters.h"
 #include "models/fault_buffer.h"
 #include "models/observability.h"
+#include "models/placement_state.h"
 #include "models/sim_context.h"
 #include "models/thrashing.h"
 #include "models/timing.h"
@@ -27,8 +30,9 @@ namespace uvmsim {
 
 class UvmDriver final : public PolicyEngine {
  public:
+  /// `hints` (may be null) must outlive the driver; policies read it through hints().
   UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacity_chunks,
-            std::filesystem::path trace_path = {});
+            std::filesystem::path trace_path = {}, const trace::Hints* hints = nullptr);
   ~UvmDriver() override;
 
   EvictionPolicy& eviction() { return *eviction_; }
@@ -55,7 +59,11 @@ class UvmDriver final : public PolicyEngine {
   bool wants_access_notifications() const { return !access_subscribers_.empty(); }
   void on_gpu_access(const AccessEvent& a) {
     clock_ = a.now;
-    for (auto* p : access_subscribers_) p->on_access(a);
+    for (auto* p : access_subscribers_) {
+      // The eviction policy hears nothing about chunks withheld from it (pinned, reserved).
+      if (p == eviction_.get() && place_.withheld(a.block.id)) continue;
+      p->on_access(a);
+    }
   }
 
   // Program structure, from the simulator (dispatched to every policy).
@@ -83,6 +91,27 @@ class UvmDriver final : public PolicyEngine {
   // PolicyEngine: actions
   void prefetch_region(std::uint32_t block) override;
   void enable_access_counter_migration(std::uint64_t granularity, std::uint32_t threshold) override;
+  // PolicyEngine: placement (models/uvm_driver_placement.cpp, docs/driver-model.md)
+  const trace::Hints* hints() const override { return hints_; }
+  const BlockPlacement& block_placement(std::uint32_t block) const override {
+    return place_.block(block);
+  }
+  const Reservation* reservation(std::uint32_t id) const override { return place_.reservation(id); }
+  std::uint64_t pinned_chunks() const override { return place_.pinned_chunks(); }
+  std::uint64_t pin_on_gpu(Addr va, std::uint64_t size) override;
+  void unpin_on_gpu(Addr va, std::uint64_t size) override;
+  void pin_on_host(Addr va, std::uint64_t size) override;
+  void unpin_on_host(Addr va, std::uint64_t size) override;
+  std::uint32_t reserve_on_demand(Addr va, std::uint64_t size, std::uint64_t bytes) override;
+  void release_reservation(Addr va, std::uint64_t size) override;
+  void release_range(Addr va, std::uint64_t size) override;
+  void prefetch_range(Addr va, std::uint64_t size, Processor dest) override;
+  void set_access_counter_migration(Addr va, std::uint64_t size, bool on) override;
+  void set_no_migrate(Addr va, std::uint64_t size, bool on) override;
+  void set_preferred_location(Addr va, std::uint64_t size, PreferredLocation where) override;
+  /// When the host may go on after the placement actions policies ran at a program-structure
+  /// hook (the simulator starts the next launch no earlier).
+  Tick host_ready() const { return host_ready_; }
 
   // Host-side operations; each returns the time the host continues.
   Tick cpu_access(Addr va, std::uint64_t size, AccessKind kind, Tick t);
@@ -124,7 +153,8 @@ class UvmDriver final : public PolicyEngine {
   // Policy work on the service thread (uvm_driver_policy.cpp): observation notifications,
   // queued region prefetches, and topping up observed regions.
   bool policy_work_pending() const {
-    return !obs_.pending().empty() || !region_queue_.empty() || obs_refill_due_;
+    return !obs_.pending().empty() || !region_queue_.empty() || obs_refill_due_ ||
+           !deferred_.empty();
   }
   /// Returns true if it took driver time.
   bool service_policy_work(ServiceTimes& st);
@@ -144,10 +174,57 @@ class UvmDriver final : public PolicyEngine {
     f(static_cast<PolicyBase&>(*prefetch_));
     f(static_cast<PolicyBase&>(*placement_));
   }
+  /// each_policy(), but the eviction policy is skipped for a block withheld from it.
+  template <typename F>
+  void each_policy_for(const VaBlock& b, F&& f) {
+    if (!place_.withheld(b.id)) f(static_cast<PolicyBase&>(*eviction_));
+    f(static_cast<PolicyBase&>(*prefetch_));
+    f(static_cast<PolicyBase&>(*placement_));
+  }
+
+  // Placement (uvm_driver_placement.cpp).
+  /// Runs a placement action: at once on the host (hook or outside a kernel; the next launch
+  /// waits for it) or queued for the service thread (during a kernel). `f(st)` returns true if
+  /// it changed anything (only then is the call charged).
+  void placement_action(std::function<bool(ServiceTimes&)> f);
+  /// True if `b` (without a chunk) can get one under the placement partition.
+  bool chunk_obtainable(const VaBlock& b) const;
+  /// The block to evict for `b`'s new chunk, or kNoBlock for a free one (chunk_obtainable()).
+  std::uint32_t choose_victim(const VaBlock& b, Tick now);
+  /// Re-evaluates `b`'s chunk class; tells the eviction policy if `b` was withheld / returned.
+  void refresh_placement(const VaBlock& b, Tick now);
+  /// Pages of `b` that evicted pages remote-map again (access-counter migration).
+  PageMask remap_on_eviction(const VaBlock& b, const PageMask& pages) const;
+  /// True if access-counter notifications may migrate `page` of `b`.
+  bool counter_migration_allowed(const VaBlock& b, unsigned page) const;
+  /// Pages of `b` in [p0, p1) that leave the GPU lose their GPU pin (CPU fault, migration).
+  void unpin_leaving(VaBlock& b, const PageMask& pages, Tick now);
+  /// Marks pages as first-touched on the host (memset) and returns the time it takes.
+  Tick host_first_touch(VaBlock& b, const PageMask& pages);
+  void service_deferred_actions(ServiceTimes& st);
+
   void set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
   void clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
+  /// Calls f(block, first_page, end_page) for every managed VA block overlapping [va, va+size),
+  /// with the overlapping valid pages of the block.
   template <typename F>
-  void for_each_block_page(Addr va, std::uint64_t size, F&& f);
+  void for_each_block_page(Addr va, std::uint64_t size, F&& f) {
+    const Addr end = va + size;
+    for (const auto& r : ctx_.va.ranges()) {
+      if (!r.managed) continue;
+      const Addr lo = std::max(va, r.base), hi = std::min(end, r.base + r.size);
+      if (lo >= hi) continue;
+      for (Addr a = lo; a < hi;) {
+        const Addr bend = std::min(hi, (a & ~(kBlockSize - 1)) + kBlockSize);
+        VaBlock& b = ctx_.va.blocks()[ctx_.va.block_index(r, a)];
+        const unsigned p0 = VaSpace::page_index(a);
+        const unsigned p1 =
+            static_cast<unsigned>(((bend - 1) & (kBlockSize - 1)) >> kPageShift) + 1;
+        f(b, std::max(p0, b.first_page), std::min(p1, b.end_page));
+        a = bend;
+      }
+    }
+  }
 
   SimContext& ctx_;
   const SimConfig& cfg_;
@@ -189,6 +266,14 @@ class UvmDriver final : public PolicyEngine {
   std::vector<std::uint32_t> region_queue_;  ///< prefetch_region() requests, in order
   std::vector<std::uint8_t> region_queued_;  ///< per block
   Tick clock_ = 0;  ///< time of the latest hook or access notification (for action wake-ups)
+
+  // Placement state (uvm_driver_placement.cpp).
+  PlacementState place_;
+  const trace::Hints* hints_ = nullptr;
+  bool acm_all_ = false;       ///< access-counter migration for every page (not range-scoped)
+  bool host_context_ = false;  ///< dispatching a program-structure hook
+  Tick host_ready_ = 0;
+  std::vector<std::function<bool(ServiceTimes&)>> deferred_;
 };
 
 }  // namespace uvmsim

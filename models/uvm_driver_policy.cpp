@@ -47,6 +47,7 @@ bool UvmDriver::service_policy_work(ServiceTimes& st) {
   const Tick t0 = st.cpu;
   if (!obs_.pending().empty()) service_observations(st);
   if (!region_queue_.empty()) service_region_prefetches(st);
+  if (!deferred_.empty()) service_deferred_actions(st);
   if (obs_refill_due_) refill_observations(st);
   return st.cpu != t0 || st.copy_done != t0;
 }
@@ -124,7 +125,7 @@ void UvmDriver::service_observations(ServiceTimes& st) {
     ++b.mapping_gen;
     b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
     const unsigned page = r.samples.find_next(0);
-    each_policy([&](PolicyBase& p) { p.on_access_counter(b, page, r.purpose, st.cpu); });
+    each_policy_for(b, [&](PolicyBase& p) { p.on_access_counter(b, page, r.purpose, st.cpu); });
   }
   pend.clear();
   os.service_time += st.cpu - t0;
@@ -173,13 +174,13 @@ void UvmDriver::service_region_prefetches(ServiceTimes& st) {
     PageMask want = b.valid_mask();
     want.and_not(b.gpu_resident);
     want.and_not(b.remote_mapped);  // intentionally remote (advice, pins, observed samples)
-    if (want.none()) continue;
+    if (want.none() || (!b.has_chunk && !chunk_obtainable(b))) continue;
     st.cpu += ns_to_ps(cfg_.cost.block_ns);
     make_resident_gpu(b, want, PageMask{}, HtodCause::RegionPrefetch, st, nullptr);
     ++b.mapping_gen;
     b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
     ++ctx_.stats.region_prefetches;
-    each_policy([&](PolicyBase& p) { p.on_prefetch(b, want, st.cpu); });
+    each_policy_for(b, [&](PolicyBase& p) { p.on_prefetch(b, want, st.cpu); });
   }
   if (obs_.active()) obs_refill_due_ = true;
 }
@@ -190,6 +191,7 @@ void UvmDriver::enable_access_counter_migration(std::uint64_t granularity,
       granularity != (std::uint64_t{16} << 30))
     throw std::logic_error("enable_access_counter_migration: granularity must be 64K/2M/16M/16G");
   counters_.enable_migration(granularity, std::max<std::uint32_t>(1, threshold));
+  acm_all_ = true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -206,7 +208,9 @@ void UvmDriver::on_kernel_start(const trace::KernelInfo& k, std::uint32_t launch
   pos.tbs_total = k.threadblocks();
   pos.tbs_started = pos.tbs_done = 0;
   const KernelEvent ev{k, launch, iteration, now};
+  host_context_ = true;  // placement actions run on the host before the launch
   each_policy([&](PolicyBase& p) { p.on_kernel_start(ev); });
+  host_context_ = false;
 }
 
 void UvmDriver::on_kernel_end(const trace::KernelInfo& k, std::uint32_t launch,
@@ -214,12 +218,16 @@ void UvmDriver::on_kernel_end(const trace::KernelInfo& k, std::uint32_t launch,
   clock_ = now;
   ctx_.position.in_kernel = false;
   const KernelEvent ev{k, launch, iteration, now};
+  host_context_ = true;
   each_policy([&](PolicyBase& p) { p.on_kernel_end(ev); });
+  host_context_ = false;
 }
 
 void UvmDriver::on_iteration(std::int32_t iteration, Tick now) {
   clock_ = now;
+  host_context_ = true;
   each_policy([&](PolicyBase& p) { p.on_iteration(iteration, now); });
+  host_context_ = false;
 }
 
 void UvmDriver::finish_stats() {

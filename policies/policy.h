@@ -42,10 +42,12 @@
 #include <vector>
 
 #include "models/page_mask.h"
+#include "models/placement_state.h"
 #include "models/program_position.h"
 #include "models/va_space.h"
 #include "sim/config.h"
 #include "sim/types.h"
+#include "traces/hints.h"
 
 namespace uvmsim {
 
@@ -137,6 +139,82 @@ class PolicyEngine {
   /// 16 MB or 16 GB) and threshold; evicted pages are then mapped remotely (§II-B).
   virtual void enable_access_counter_migration(std::uint64_t granularity,
                                                std::uint32_t threshold) = 0;
+
+  // ---- placement: SUV's enhanced driver (§V-D), cudaMemAdvise, cudaMemPrefetchAsync ----------
+  // docs/driver-model.md "Placement actions" documents each. Ranges are byte ranges of managed
+  // allocations, rounded out to 4 KB pages; bytes outside managed allocations are ignored. Called
+  // from a program-structure hook (on_kernel_start / on_kernel_end / on_iteration) or outside a
+  // kernel, an action runs at once as a host-side driver call and the next launch waits for it;
+  // called during a kernel it is queued to the driver's service thread. The defaults below do
+  // nothing (engines without placement support).
+
+  /// The program's static hints (docs/hints.md): the trace's embedded hints, or the file given
+  /// with --hints / engine.hints. nullptr if there are none.
+  virtual const trace::Hints* hints() const { return nullptr; }
+  /// Placement state of `block` (pinned / no-migrate / access-counter pages, reservation).
+  virtual const BlockPlacement& block_placement(std::uint32_t block) const {
+    (void)block;
+    static const BlockPlacement none{};
+    return none;
+  }
+  /// Reservation `id` (from reserve_on_demand), nullptr once released.
+  virtual const Reservation* reservation(std::uint32_t id) const {
+    (void)id;
+    return nullptr;
+  }
+  /// Chunks held by blocks with GPU-pinned pages.
+  virtual std::uint64_t pinned_chunks() const { return 0; }
+
+  /// suvPinOnGPU, also prefetch-and-pin: migrates the range to the GPU (copies of host-resident
+  /// pages, zero-fill of untouched ones) and pins it there: never evicted, withheld from the
+  /// eviction policy. Pins block by block in address order while a chunk can be had without
+  /// evicting pinned or reserved memory; returns the bytes pinned.
+  virtual std::uint64_t pin_on_gpu(Addr va, std::uint64_t size) {
+    (void)va, (void)size;
+    return 0;
+  }
+  /// Ends GPU pins in the range: the pages stay resident and become evictable again.
+  virtual void unpin_on_gpu(Addr va, std::uint64_t size) { (void)va, (void)size; }
+  /// suvPinOnHost: GPU-resident pages migrate to the host, untouched pages are first-touched
+  /// (memset) on the host, and the GPU maps the range remotely: accesses go over the link
+  /// without faulting and the range never migrates (no-migrate).
+  virtual void pin_on_host(Addr va, std::uint64_t size) { (void)va, (void)size; }
+  /// Ends host pins: the remote mapping is removed, the next GPU access faults and migrates.
+  virtual void unpin_on_host(Addr va, std::uint64_t size) { (void)va, (void)size; }
+  /// SUV's ONDEMAND(ds, wss): clears every pin / no-migrate / access-counter setting of the
+  /// range so it migrates on faults, and gives its blocks an HBM reservation of `bytes` (rounded
+  /// up to 2 MB chunks): they only take reserved chunks and, at the quota, evict only each
+  /// other. Returns the reservation id.
+  virtual std::uint32_t reserve_on_demand(Addr va, std::uint64_t size, std::uint64_t bytes) {
+    (void)va, (void)size, (void)bytes;
+    return 0;
+  }
+  /// Takes the range's blocks out of their reservations (they join the general pool).
+  virtual void release_reservation(Addr va, std::uint64_t size) { (void)va, (void)size; }
+  /// Releases an expired range: ends its GPU pins and migrates its GPU-resident pages to the host
+  /// (SUV Algorithm 2's eviction of spans whose utility expired).
+  virtual void release_range(Addr va, std::uint64_t size) { (void)va, (void)size; }
+  /// cudaMemPrefetchAsync: migrates the range to `dest` (no pinning). Pages pinned on the other
+  /// side are left alone.
+  virtual void prefetch_range(Addr va, std::uint64_t size, Processor dest) {
+    (void)va, (void)size, (void)dest;
+  }
+  /// suvEnableAccessCounter for a range: pages not on the GPU are mapped remotely (first-touched
+  /// on the host if untouched), the access counters count the GPU's accesses to them, and a
+  /// notification migrates them (into the block's reservation if it has one); evicted pages are
+  /// mapped remotely again. `on = false` turns it off for the range.
+  virtual void set_access_counter_migration(Addr va, std::uint64_t size, bool on) {
+    (void)va, (void)size, (void)on;
+  }
+  /// suvSetNoMigrateRegion: the driver never migrates the range to the GPU: access-counter
+  /// notifications for it are ignored and its faults are served by mapping the host copy.
+  virtual void set_no_migrate(Addr va, std::uint64_t size, bool on) {
+    (void)va, (void)size, (void)on;
+  }
+  /// cudaMemAdvise(SetPreferredLocation / UnsetPreferredLocation) on the range's VA blocks.
+  virtual void set_preferred_location(Addr va, std::uint64_t size, PreferredLocation where) {
+    (void)va, (void)size, (void)where;
+  }
 };
 
 /// Declared parameter of a policy: `--set policy.<policy>.<name>=VALUE`. Values are checked
@@ -211,6 +289,13 @@ class PolicyBase {
   virtual void on_populated(const VaBlock& b, Tick now) { (void)b, (void)now; }
   /// `b`'s last GPU-resident page left; its chunk stays allocated.
   virtual void on_emptied(const VaBlock& b, Tick now) { (void)b, (void)now; }
+  /// `b`'s chunk left the eviction candidates: it was GPU-pinned or joined an HBM reservation.
+  /// The eviction policy gets no event about `b` until on_chunk_returned() and must never
+  /// return it from select_victim (EvictionPolicy's default treats this as an eviction).
+  virtual void on_chunk_withheld(const VaBlock& b, Tick now) { (void)b, (void)now; }
+  /// `b`'s chunk is an eviction candidate again (unpinned, reservation released).
+  /// EvictionPolicy's default treats this as a fresh allocation.
+  virtual void on_chunk_returned(const VaBlock& b, Tick now) { (void)b, (void)now; }
 
   // ---- program structure ----------------------------------------------------------------------
   virtual void on_kernel_start(const KernelEvent& k) { (void)k; }
@@ -247,6 +332,17 @@ class EvictionPolicy : public PolicyBase {
   /// setObservabilityCandidate: offer regions to observe, most wanted first. Called at the
   /// driver's service points (after fault batches and notification batches) while budget is left.
   virtual void observability_candidates(ObservationSink& sink, Tick now) { (void)sink, (void)now; }
+  /// Withheld chunks (pinned, reserved) leave the candidates: by default exactly as if evicted,
+  /// so list-based policies drop them; override to tell the two apart.
+  void on_chunk_withheld(const VaBlock& b, Tick now) override { on_eviction(b, now); }
+  /// ... and come back as if freshly allocated.
+  void on_chunk_returned(const VaBlock& b, Tick now) override {
+    on_chunk_allocated(b, now);
+    if (b.gpu_count)
+      on_populated(b, now);
+    else
+      on_emptied(b, now);
+  }
 };
 
 /// Decides which extra pages of a VA block to migrate along with the faulted ones.

@@ -340,6 +340,11 @@ std::vector<Knob> build_knobs() {
                              "per cudaMemPrefetchAsync call"));
   k.push_back(number<double>("cost.zero_fill_gbps", ACC(cost.zero_fill_gbps), 0, 1e6,
                              "GPU zero-fill rate of new chunks (0 = HBM bandwidth)"));
+  k.push_back(number<double>("cost.placement_call_ns", ACC(cost.placement_call_ns), 0, 1e12,
+                             "per placement action that changes state (pin, reserve, advise, "
+                             "...: one enhanced-driver ioctl)"));
+  k.push_back(number<double>("cost.host_memset_gbps", ACC(cost.host_memset_gbps), 1e-3, 1e6,
+                             "host memset rate for first-touching pages pinned on the host"));
   // --- sampled observability (ObservUVM)
   k.push_back(number<std::uint32_t>("observe.max_regions", ACC(observe.max_regions), 0, 65536,
                                     "regions observed for eviction at once (paper: 100); with "
@@ -367,6 +372,8 @@ std::vector<Knob> build_knobs() {
   k.push_back(text("engine.placement", ACC(engine.placement), "placement policy (--placement)"));
   k.push_back(number<double>("engine.max_sim_time_s", ACC(engine.max_sim_time_s), 0, 1e9,
                              "stop after this much simulated time (0 = no limit)"));
+  k.push_back(text("engine.hints", ACC(engine.hints),
+                   "static hints file (--hints; docs/hints.md); empty = the trace's own hints"));
 #undef ACC
   return k;
 }

@@ -126,6 +126,8 @@ struct CostConfig {
   double launch_overhead_ns = 5000;
   double user_prefetch_ns = 10000;  ///< per cudaMemPrefetchAsync call
   double zero_fill_gbps = 0;        ///< 0 = HBM bandwidth
+  double placement_call_ns = 2000;  ///< per placement action that changes state (an ioctl)
+  double host_memset_gbps = 8;      ///< host first-touch (memset) rate for host-pinned pages
 };
 
 struct EngineConfig {
@@ -134,6 +136,7 @@ struct EngineConfig {
   std::string prefetch = "tree";
   std::string placement = "driver";
   double max_sim_time_s = 0;  ///< 0 = unlimited
+  std::string hints;          ///< hints file overriding the trace's embedded hints ("" = none)
 };
 
 struct SimConfig {

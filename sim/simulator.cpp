@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "models/fault_buffer.h"
@@ -68,13 +69,28 @@ const Stats& Simulator::run() {
                  {"params", meta.params},
                  {"format_version", reader.version()}};
 
+  // Static hints for the placement policies: a hints file (--hints / engine.hints) replaces the
+  // trace's embedded hints; it must describe this trace (docs/hints.md).
+  std::optional<trace::Hints> file_hints;
+  const trace::Hints* hints = meta.hints ? &*meta.hints : nullptr;
+  trace_info_["hints"] = hints ? std::string("embedded (") + trace::to_string(hints->source) + ")"
+                               : std::string("none");
+  if (!cfg_.engine.hints.empty()) {
+    file_hints = trace::Hints::load(cfg_.engine.hints);
+    std::vector<std::uint32_t> launch_kernels;
+    for (const auto& l : reader.launches()) launch_kernels.push_back(l.kernel_id);
+    file_hints->check_against(meta, cfg_.engine.hints, &launch_kernels);
+    hints = &*file_hints;
+    trace_info_["hints"] = cfg_.engine.hints + " (" + trace::to_string(hints->source) + ")";
+  }
+
   stats_ = Stats{};
   EventQueue queue;
   EventLog log;
   if (!opts_.events_out.empty()) log = EventLog(opts_.events_out);
   SimContext ctx{cfg_, queue, va, stats_, log};
   FaultBuffer buffer;
-  UvmDriver driver(ctx, buffer, capacity_chunks, opts_.trace);
+  UvmDriver driver(ctx, buffer, capacity_chunks, opts_.trace, hints);
   Gpu gpu(ctx, buffer, driver);
 
   const Tick limit = cfg_.engine.max_sim_time_s > 0
@@ -130,6 +146,7 @@ const Stats& Simulator::run() {
           driver.on_iteration(iteration, host);
         }
         driver.on_kernel_start(k, ev.launch_index, ev.iteration, host);
+        host = std::max(host, driver.host_ready());  // placement actions run before the launch
         trace::LaunchStream stream = reader.launch(ev.launch_index);
         gpu.launch(k, stream, host, ks);
         drain();
@@ -141,7 +158,7 @@ const Stats& Simulator::run() {
         driver.on_kernel_end(k, ev.launch_index, ev.iteration, std::max(ks.end, last_event));
         ks.fault_batches = stats_.fault_batches - batches0;
         stats_.kernels.push_back(ks);
-        host = ks.end;
+        host = std::max(ks.end, driver.host_ready());
         break;
       }
       case trace::HostEventType::MemPrefetch:

@@ -18,6 +18,8 @@ const char* to_string(HtodCause c) {
       return "observation";
     case HtodCause::RegionPrefetch:
       return "region_prefetch";
+    case HtodCause::Placement:
+      return "placement";
     default:
       return "?";
   }
@@ -33,6 +35,8 @@ const char* to_string(DtohCause c) {
       return "user_prefetch";
     case DtohCause::Observation:
       return "observation";
+    case DtohCause::Placement:
+      return "placement";
     default:
       return "?";
   }
@@ -151,6 +155,21 @@ nlohmann::json Stats::to_json() const {
                         {"samples_per_region", observe.samples_per_region},
                         {"samples_doubled", observe.samples_doubled},
                         {"samples_halved", observe.samples_halved}};
+  const auto& pl = placement;
+  j["placement"] = {{"actions", pl.actions},
+                    {"gpu_pinned_pages", pl.gpu_pinned_pages},
+                    {"host_pinned_pages", pl.host_pinned_pages},
+                    {"host_memset_pages", pl.host_memset_pages},
+                    {"released_pages", pl.released_pages},
+                    {"max_pinned_chunks", pl.max_pinned_chunks},
+                    {"reservations", pl.reservations},
+                    {"reservation_evictions", pl.reservation_evictions},
+                    {"no_chunk_remote_maps", pl.no_chunk_remote_maps},
+                    {"no_migrate_remote_maps", pl.no_migrate_remote_maps},
+                    {"notifications_ignored", pl.notifications_ignored},
+                    {"htod_bytes", htod_by_cause[static_cast<std::size_t>(HtodCause::Placement)]},
+                    {"dtoh_bytes", dtoh_by_cause[static_cast<std::size_t>(DtohCause::Placement)]},
+                    {"host_time_ns", pl.host_time / kPsPerNs}};
   j["policies"] = policy_report;
   j["wall_seconds"] = wall_seconds;
   j["accesses_per_second"] = wall_seconds > 0 ? static_cast<double>(accesses) / wall_seconds : 0;

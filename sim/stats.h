@@ -18,9 +18,17 @@ enum class HtodCause : std::uint8_t {
   AccessCounter,
   Observation,     ///< a sampled page migrating back after its notification (ObservUVM)
   RegionPrefetch,  ///< a whole 2 MB region a policy asked for (setPrefetchRegion)
+  Placement,       ///< a placement action: pin on the GPU / prefetch-and-pin, policy prefetch
   kCount
 };
-enum class DtohCause : std::uint8_t { Eviction = 0, CpuFault, UserPrefetch, Observation, kCount };
+enum class DtohCause : std::uint8_t {
+  Eviction = 0,
+  CpuFault,
+  UserPrefetch,
+  Observation,
+  Placement,  ///< a placement action: pin on the host, release of an expired range
+  kCount
+};
 const char* to_string(HtodCause c);
 const char* to_string(DtohCause c);
 
@@ -50,6 +58,23 @@ struct ObservabilityStats {
   Tick service_time = 0;              ///< driver time spent observing and restoring samples
   std::uint64_t samples_doubled = 0, samples_halved = 0;
   std::uint32_t samples_per_region = 0;  ///< at the end of the run
+};
+
+/// What the placement actions did (docs/driver-model.md "Placement actions", docs/stats.md).
+struct PlacementStats {
+  std::uint64_t actions = 0;                 ///< placement actions that changed state
+  std::uint64_t gpu_pinned_pages = 0;        ///< pages newly pinned on the GPU (cumulative)
+  std::uint64_t host_pinned_pages = 0;       ///< pages newly pinned on the host (cumulative)
+  std::uint64_t host_memset_pages = 0;       ///< untouched pages first-touched on the host
+  std::uint64_t released_pages = 0;          ///< GPU pages moved to the host by release_range
+  std::uint64_t max_pinned_chunks = 0;       ///< most chunks GPU-pinned at once
+  std::uint64_t reservations = 0;            ///< reservations created
+  std::uint64_t reservation_evictions = 0;   ///< evictions of a reservation's chunk for itself
+  std::uint64_t no_chunk_remote_maps = 0;    ///< faulted pages mapped remotely: no chunk available
+  std::uint64_t no_migrate_remote_maps = 0;  ///< faulted no-migrate pages mapped remotely
+  std::uint64_t notifications_ignored = 0;   ///< access-counter pages left remote (no-migrate /
+                                             ///< counters not enabled for them)
+  Tick host_time = 0;  ///< host time spent in placement actions (delays the next launch)
 };
 
 struct Stats {
@@ -94,6 +119,7 @@ struct Stats {
   Tick batch_time_total = 0;
   std::uint64_t region_prefetches = 0;  ///< whole regions migrated for setPrefetchRegion
   ObservabilityStats observe;
+  PlacementStats placement;
   nlohmann::json policy_report = nlohmann::json::object();  ///< PolicyBase::report() per family
   std::vector<KernelStats> kernels;
   Tick sim_time = 0;

@@ -91,6 +91,16 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
         << ns_str(o.service_time) << ", samples/region " << o.samples_per_region << "\n";
   }
   if (s.region_prefetches) out << "  region prefetches: " << s.region_prefetches << "\n";
+  if (s.placement.actions) {
+    const auto& p = s.placement;
+    out << "  placement     : " << p.actions << " actions ("
+        << format_bytes(p.gpu_pinned_pages * kPageSize) << " pinned on GPU, "
+        << format_bytes(p.host_pinned_pages * kPageSize) << " on host, " << p.reservations
+        << " reservations), host time " << ns_str(p.host_time) << ", HtoD "
+        << format_bytes(s.htod_by_cause[static_cast<std::size_t>(HtodCause::Placement)])
+        << ", DtoH "
+        << format_bytes(s.dtoh_by_cause[static_cast<std::size_t>(DtohCause::Placement)]) << "\n";
+  }
   const double l1 = s.l1_tlb_lookups ? 100.0 * s.l1_tlb_hits / s.l1_tlb_lookups : 0;
   const double l2 = s.l2_tlb_lookups ? 100.0 * s.l2_tlb_hits / s.l2_tlb_lookups : 0;
   out << "  TLB hit rate  : L1 " << std::setprecision(1) << l1 << "%, L2 " << l2 << "%\n";
@@ -114,6 +124,9 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
       "eviction", po::value<std::string>(), "eviction policy (uvmsim policies)")(
       "prefetch", po::value<std::string>(), "prefetch policy; 'none' disables prefetching")(
       "placement", po::value<std::string>(), "placement policy")(
+      "hints", po::value<std::string>(),
+      "static hints file for the placement policies (docs/hints.md; e.g. from uvmsim analyze); "
+      "default: the trace's own hints")(
       "policy-preset", po::value<std::string>(),
       "policy bundle, e.g. tm++ (uvmsim policies lists them); --eviction/--prefetch/--set "
       "given too override it")("set", po::value<std::vector<std::string>>(&sets)->composing(),
@@ -146,6 +159,7 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   if (vm.count("placement"))
     cfg.set("engine.placement", vm["placement"].as<std::string>(), "--placement");
   if (vm.count("seed")) cfg.set("engine.seed", vm["seed"].as<std::uint64_t>(), "--seed");
+  if (vm.count("hints")) cfg.set("engine.hints", vm["hints"].as<std::string>(), "--hints");
   for (const auto& s : sets) cfg.set_from_string(s, "--set");
   validate_policy_params(cfg);  // before the (possibly long) run
 

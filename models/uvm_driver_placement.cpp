@@ -1,0 +1,468 @@
+// The driver's placement actions: the "enhanced driver" of SUV (Pratheek et al., MICRO 2024,
+// §V-D) — suvPinOnGPU, suvPinOnHost, on-demand migration into an HBM reservation, prefetch-and-pin
+// and the release of expired ranges, suvEnableAccessCounter for chosen ranges,
+// suvSetNoMigrateRegion — plus cudaMemAdvise(SetPreferredLocation) and cudaMemPrefetchAsync for
+// the object-level schemes of Li & Chapman (SC 2019). docs/driver-model.md "Placement actions"
+// documents each operation and its cost.
+//
+// Every action changes real state and pays real costs: pinning migrates data through the copy
+// engines and allocates (evicting) chunks, host pinning copies GPU pages back and memsets
+// untouched pages on the host, remote-mapped pages are then accessed over the link. An action
+// requested from a program-structure hook runs on the host before the next launch (the launch
+// waits for it, as a kernel waits for the stream's cudaMemPrefetchAsync); one requested during a
+// kernel is queued to the driver's serial service thread.
+//
+// GPU memory is partitioned between pinned chunks, reservations and the general pool the
+// eviction policy manages (models/placement_state.h). Chunks that are pinned or reserved are
+// withheld from the eviction policy: it is told (on_chunk_withheld / on_chunk_returned) and hears
+// nothing else about them, so it can never pick them.
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/uvm_driver.h"
+#include "sim/error.h"
+
+namespace uvmsim {
+
+namespace {
+std::uint64_t pages_bytes(const PageMask& m) { return std::uint64_t{m.count()} * kPageSize; }
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Chunk partition.
+
+bool UvmDriver::chunk_obtainable(const VaBlock& b) const {
+  if (b.has_chunk) return true;
+  if (!place_.active()) return allocated_chunks_ < capacity_chunks_ || !resident_.empty();
+  return place_.chunk_source(b, allocated_chunks_, ctx_.va.blocks()).kind !=
+         PlacementState::Source::None;
+}
+
+std::uint32_t UvmDriver::choose_victim(const VaBlock& b, Tick now) {
+  auto policy_victim = [&] {
+    const std::uint32_t v = eviction_->select_victim(b.id, now);
+    if (v == kNoBlock || v >= ctx_.va.blocks().size() || !ctx_.va.blocks()[v].has_chunk ||
+        v == b.id || place_.withheld(v)) {
+      throw std::logic_error("eviction policy '" + cfg_.engine.eviction +
+                             "' returned no valid victim (" +
+                             (v == kNoBlock ? std::string("none") : std::to_string(v)) +
+                             (v != kNoBlock && v < ctx_.va.blocks().size() && place_.withheld(v)
+                                  ? ", a pinned or reserved chunk withheld from it"
+                                  : "") +
+                             ", capacity " + std::to_string(capacity_chunks_) + " chunks)");
+    }
+    return v;
+  };
+  if (!place_.active()) return allocated_chunks_ < capacity_chunks_ ? kNoBlock : policy_victim();
+  const PlacementState::Source src = place_.chunk_source(b, allocated_chunks_, ctx_.va.blocks());
+  switch (src.kind) {
+    case PlacementState::Source::Free:
+      return kNoBlock;
+    case PlacementState::Source::PolicyVictim:
+      return policy_victim();
+    case PlacementState::Source::Victim:
+      return src.victim;
+    case PlacementState::Source::None:
+      break;
+  }
+  throw std::logic_error("block " + std::to_string(b.id) +
+                         " needs a chunk but every chunk is pinned or reserved (callers check "
+                         "chunk_obtainable first)");
+}
+
+void UvmDriver::refresh_placement(const VaBlock& b, Tick now) {
+  const bool was = place_.refresh(b);
+  const bool is = place_.withheld(b.id);
+  auto& ps = ctx_.stats.placement;
+  ps.max_pinned_chunks = std::max<std::uint64_t>(ps.max_pinned_chunks, place_.pinned_chunks());
+  if (was == is || !b.has_chunk) return;
+  each_policy([&](PolicyBase& p) {
+    if (is)
+      p.on_chunk_withheld(b, now);
+    else
+      p.on_chunk_returned(b, now);
+  });
+}
+
+PageMask UvmDriver::remap_on_eviction(const VaBlock& b, const PageMask& pages) const {
+  if (acm_all_) return pages;
+  return pages & place_.block(b.id).acm;
+}
+
+bool UvmDriver::counter_migration_allowed(const VaBlock& b, unsigned page) const {
+  const BlockPlacement& bp = place_.block(b.id);
+  if (bp.no_migrate.test(page)) return false;
+  return acm_all_ || bp.acm.test(page);
+}
+
+void UvmDriver::unpin_leaving(VaBlock& b, const PageMask& pages, Tick now) {
+  BlockPlacement& bp = place_.block(b.id);
+  if ((bp.gpu_pinned & pages).none()) return;
+  bp.gpu_pinned.and_not(pages);
+  refresh_placement(b, now);
+}
+
+Tick UvmDriver::host_first_touch(VaBlock& b, const PageMask& pages) {
+  const PageMask untouched = minus(minus(pages, b.cpu_resident), b.gpu_resident);
+  if (untouched.none()) return 0;
+  b.cpu_resident |= untouched;
+  ctx_.stats.placement.host_memset_pages += untouched.count();
+  // SUV memsets uninitialised host-pinned data so the GPU never faults on it (§V-D ②).
+  return static_cast<Tick>(static_cast<double>(pages_bytes(untouched)) * 1000.0 /
+                           cfg_.cost.host_memset_gbps);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running actions.
+
+void UvmDriver::placement_action(std::function<bool(ServiceTimes&)> f) {
+  if (host_context_ || !ctx_.position.in_kernel) {
+    const Tick start = std::max(clock_, host_ready_);
+    ServiceTimes st{start + ns_to_ps(cfg_.cost.placement_call_ns), start};
+    if (!f(st)) return;  // nothing changed: no call was needed
+    const Tick end = std::max(st.cpu, st.copy_done);
+    ctx_.stats.placement.host_time += end - start;
+    ++ctx_.stats.placement.actions;
+    host_ready_ = std::max(host_ready_, end);
+    return;
+  }
+  deferred_.push_back(std::move(f));
+  request_service(clock_);
+}
+
+void UvmDriver::service_deferred_actions(ServiceTimes& st) {
+  std::vector<std::function<bool(ServiceTimes&)>> queue;
+  queue.swap(deferred_);
+  for (auto& f : queue) {
+    const ServiceTimes before = st;
+    st.cpu += ns_to_ps(cfg_.cost.placement_call_ns);
+    if (f(st)) {
+      ++ctx_.stats.placement.actions;
+      ctx_.stats.placement.host_time += std::max(st.cpu, st.copy_done) - before.cpu;
+    } else {
+      st = before;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Actions.
+
+std::uint64_t UvmDriver::pin_on_gpu(Addr va, std::uint64_t size) {
+  std::uint64_t pinned = 0;
+  const bool now = host_context_ || !ctx_.position.in_kernel;
+  std::uint64_t* out = now ? &pinned : nullptr;
+  placement_action([this, va, size, out](ServiceTimes& st) {
+    bool changed = false, full = false;
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+      if (full || p0 >= p1) return;
+      PageMask pages;
+      pages.set_range(p0, p1);
+      BlockPlacement& bp = place_.block(b.id);
+      const PageMask add = minus(pages, bp.gpu_pinned);
+      if (add.any()) {
+        place_.activate();
+        const PageMask saved = bp.gpu_pinned;
+        bp.gpu_pinned |= add;  // the block takes its chunk as a pinned one
+        refresh_placement(b, st.cpu);
+        if (!b.has_chunk && !chunk_obtainable(b)) {
+          bp.gpu_pinned = saved;  // out of unpinned, unreserved memory: stop here
+          refresh_placement(b, st.cpu);
+          full = true;
+          return;
+        }
+        if (obs_.find(b.id)) drop_observation(b, false);
+        // A GPU pin overrides host pins, no-migrate and access-counter settings of its pages.
+        PageMask unmap = add & b.remote_mapped;
+        bp.host_pinned.and_not(add);
+        bp.no_migrate.and_not(add);
+        bp.acm.and_not(add);
+        b.remote_mapped.and_not(add);
+        st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();
+        make_resident_gpu(b, add, PageMask{}, HtodCause::Placement, st, nullptr);
+        ++b.mapping_gen;
+        b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
+        refresh_placement(b, st.cpu);
+        ctx_.stats.placement.gpu_pinned_pages += add.count();
+        changed = true;
+      }
+      if (out) *out += pages_bytes(pages);
+    });
+    return changed;
+  });
+  return pinned;
+}
+
+void UvmDriver::unpin_on_gpu(Addr va, std::uint64_t size) {
+  placement_action([this, va, size](ServiceTimes& st) {
+    bool changed = false;
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+      PageMask pages;
+      pages.set_range(p0, p1);
+      BlockPlacement& bp = place_.block(b.id);
+      if ((bp.gpu_pinned & pages).none()) return;
+      bp.gpu_pinned.and_not(pages);
+      st.cpu += ns_to_ps(cfg_.cost.block_ns);
+      refresh_placement(b, st.cpu);
+      changed = true;
+    });
+    return changed;
+  });
+}
+
+void UvmDriver::pin_on_host(Addr va, std::uint64_t size) {
+  placement_action([this, va, size](ServiceTimes& st) {
+    bool changed = false;
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+      PageMask pages;
+      pages.set_range(p0, p1);
+      BlockPlacement& bp = place_.block(b.id);
+      const PageMask add = minus(pages, bp.host_pinned);
+      if (add.none()) return;
+      place_.activate();
+      if (obs_.find(b.id)) drop_observation(b, false);
+      st.cpu += ns_to_ps(cfg_.cost.block_ns);
+      // ① GPU copies come back to the host (a host pin overrides a GPU pin of these pages).
+      bp.gpu_pinned.and_not(add);
+      const PageMask on_gpu = add & b.gpu_resident;
+      if (on_gpu.any()) {
+        migrate_to_cpu(b, on_gpu, DtohCause::Placement, st);
+        st.cpu = std::max(st.cpu, st.copy_done);
+      }
+      // ② Uninitialised pages are first-touched (memset) on the host, so the GPU never faults.
+      st.cpu += host_first_touch(b, add);
+      // ③ SetAccessedBy: the GPU maps the host copy; it never migrates.
+      b.remote_mapped |= add;
+      bp.host_pinned |= add;
+      bp.no_migrate |= add;
+      st.cpu += ns_to_ps(cfg_.cost.page_ns) * add.count();
+      ++b.mapping_gen;
+      b.map_ready_at = std::max(b.map_ready_at, st.cpu);
+      refresh_placement(b, st.cpu);
+      ctx_.stats.placement.host_pinned_pages += add.count();
+      changed = true;
+    });
+    return changed;
+  });
+}
+
+void UvmDriver::unpin_on_host(Addr va, std::uint64_t size) {
+  placement_action([this, va, size](ServiceTimes& st) {
+    bool changed = false;
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+      PageMask pages;
+      pages.set_range(p0, p1);
+      BlockPlacement& bp = place_.block(b.id);
+      const PageMask drop = pages & bp.host_pinned;
+      if (drop.none()) return;
+      bp.host_pinned.and_not(drop);
+      bp.no_migrate.and_not(drop);
+      // Pages still under access-counter migration or a preferred CPU location stay mapped.
+      PageMask unmap = minus(drop, bp.acm);
+      if (b.preferred == PreferredLocation::Cpu) unmap.clear();
+      b.remote_mapped.and_not(unmap);
+      st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();
+      ++b.mapping_gen;
+      changed = true;
+    });
+    return changed;
+  });
+}
+
+std::uint32_t UvmDriver::reserve_on_demand(Addr va, std::uint64_t size, std::uint64_t bytes) {
+  std::uint32_t id = 0;
+  const bool now = host_context_ || !ctx_.position.in_kernel;
+  std::uint32_t* out = now ? &id : nullptr;
+  placement_action([this, va, size, bytes, out](ServiceTimes& st) {
+    std::vector<VaBlock*> members;
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned, unsigned) {
+      if (members.empty() || members.back() != &b) members.push_back(&b);
+    });
+    if (members.empty()) return false;
+    place_.activate();
+    const std::uint32_t r = place_.create_reservation((bytes + kBlockSize - 1) / kBlockSize);
+    ++ctx_.stats.placement.reservations;
+    // ONDEMAND unsets every memory-management policy of the range (§V-D ③): pins, no-migrate,
+    // access-counter migration; the pages migrate on faults into the reservation.
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+      PageMask pages;
+      pages.set_range(p0, p1);
+      BlockPlacement& bp = place_.block(b.id);
+      if (obs_.find(b.id)) drop_observation(b, false);
+      PageMask unmap = pages & (bp.host_pinned | bp.acm) & b.remote_mapped;
+      if (b.preferred == PreferredLocation::Cpu) unmap.clear();
+      bp.gpu_pinned.and_not(pages);
+      bp.host_pinned.and_not(pages);
+      bp.no_migrate.and_not(pages);
+      bp.acm.and_not(pages);
+      b.remote_mapped.and_not(unmap);
+      if (unmap.any()) ++b.mapping_gen;
+      st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();
+    });
+    for (VaBlock* b : members) {
+      if (place_.block(b->id).reservation != r) {
+        place_.leave_reservation(*b);
+        refresh_placement(*b, st.cpu);
+        place_.join_reservation(*b, r);
+      }
+      refresh_placement(*b, st.cpu);
+    }
+    if (out) *out = r;
+    return true;
+  });
+  return id;
+}
+
+void UvmDriver::release_reservation(Addr va, std::uint64_t size) {
+  placement_action([this, va, size](ServiceTimes& st) {
+    bool changed = false;
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned, unsigned) {
+      if (!place_.block(b.id).reservation) return;
+      place_.leave_reservation(b);
+      refresh_placement(b, st.cpu);
+      changed = true;
+    });
+    return changed;
+  });
+}
+
+void UvmDriver::release_range(Addr va, std::uint64_t size) {
+  placement_action([this, va, size](ServiceTimes& st) {
+    bool changed = false;
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+      PageMask pages;
+      pages.set_range(p0, p1);
+      BlockPlacement& bp = place_.block(b.id);
+      const PageMask move = pages & b.gpu_resident;
+      if ((bp.gpu_pinned & pages).none() && move.none()) return;
+      if (obs_.find(b.id)) drop_observation(b, false);
+      st.cpu += ns_to_ps(cfg_.cost.block_ns);
+      bp.gpu_pinned.and_not(pages);
+      refresh_placement(b, st.cpu);
+      if (move.any()) {
+        migrate_to_cpu(b, move, DtohCause::Placement, st);
+        ctx_.stats.placement.released_pages += move.count();
+      }
+      changed = true;
+    });
+    return changed;
+  });
+}
+
+void UvmDriver::prefetch_range(Addr va, std::uint64_t size, Processor dest) {
+  placement_action([this, va, size, dest](ServiceTimes& st) {
+    bool changed = false;
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+      PageMask pages;
+      pages.set_range(p0, p1);
+      const BlockPlacement& bp = place_.block(b.id);
+      if (dest == Processor::Gpu) {
+        pages.and_not(b.gpu_resident);
+        pages.and_not(bp.host_pinned);
+        if (pages.none() || (!b.has_chunk && !chunk_obtainable(b))) return;
+        if (obs_.find(b.id)) drop_observation(b, false);
+        st.cpu += ns_to_ps(cfg_.cost.block_ns);
+        make_resident_gpu(b, pages, PageMask{}, HtodCause::Placement, st, nullptr);
+        b.remote_mapped.and_not(b.gpu_resident);
+        ++b.mapping_gen;
+        b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
+      } else {
+        pages &= b.gpu_resident;
+        pages.and_not(bp.gpu_pinned);
+        if (pages.none()) return;
+        if (obs_.find(b.id)) drop_observation(b, false);
+        st.cpu += ns_to_ps(cfg_.cost.block_ns);
+        migrate_to_cpu(b, pages, DtohCause::Placement, st);
+      }
+      changed = true;
+    });
+    return changed;
+  });
+}
+
+void UvmDriver::set_access_counter_migration(Addr va, std::uint64_t size, bool on) {
+  placement_action([this, va, size, on](ServiceTimes& st) {
+    bool changed = false;
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+      PageMask pages;
+      pages.set_range(p0, p1);
+      BlockPlacement& bp = place_.block(b.id);
+      if (on) {
+        const PageMask add = minus(pages, bp.acm);
+        if (add.none()) return;
+        place_.activate();
+        if (!counters_.enabled()) {
+          // suvEnableAccessCounter: the hardware counters start counting remote accesses.
+          counters_.enable_migration(cfg_.access_counters.granularity,
+                                     std::max<std::uint32_t>(1, cfg_.access_counters.threshold));
+        }
+        if (obs_.find(b.id)) drop_observation(b, false);
+        bp.acm |= add;
+        // Pages not on the GPU are mapped remotely so the counters see their accesses.
+        const PageMask map = minus(minus(add, b.gpu_resident), b.remote_mapped);
+        st.cpu += host_first_touch(b, map);
+        b.remote_mapped |= map;
+        st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * map.count();
+        if (map.any()) ++b.mapping_gen;
+      } else {
+        const PageMask drop = pages & bp.acm;
+        if (drop.none()) return;
+        bp.acm.and_not(drop);
+        PageMask unmap = minus(drop & b.remote_mapped, bp.host_pinned);
+        if (b.preferred == PreferredLocation::Cpu) unmap.clear();
+        b.remote_mapped.and_not(unmap);
+        st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();
+        ++b.mapping_gen;
+      }
+      changed = true;
+    });
+    return changed;
+  });
+}
+
+void UvmDriver::set_no_migrate(Addr va, std::uint64_t size, bool on) {
+  placement_action([this, va, size, on](ServiceTimes& st) {
+    bool changed = false;
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+      PageMask pages;
+      pages.set_range(p0, p1);
+      BlockPlacement& bp = place_.block(b.id);
+      const PageMask diff = on ? minus(pages, bp.no_migrate) : (pages & bp.no_migrate);
+      if (diff.none()) return;
+      place_.activate();
+      if (on)
+        bp.no_migrate |= diff;
+      else
+        bp.no_migrate.and_not(diff);
+      st.cpu += ns_to_ps(cfg_.cost.block_ns);
+      changed = true;
+    });
+    return changed;
+  });
+}
+
+void UvmDriver::set_preferred_location(Addr va, std::uint64_t size, PreferredLocation where) {
+  placement_action([this, va, size, where](ServiceTimes& st) {
+    bool changed = false;
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned, unsigned) {
+      if (b.preferred == where) return;
+      if (obs_.find(b.id)) drop_observation(b, false);
+      const bool was_cpu = b.preferred == PreferredLocation::Cpu;
+      b.preferred = where;
+      st.cpu += ns_to_ps(cfg_.cost.block_ns);
+      if (was_cpu) {
+        // Leaving a preferred CPU location drops the remote mappings it caused, except those
+        // of host pins and access-counter ranges: the next GPU access faults and migrates.
+        const BlockPlacement& bp = place_.block(b.id);
+        const PageMask unmap = minus(b.remote_mapped, bp.host_pinned | bp.acm);
+        b.remote_mapped.and_not(unmap);
+        st.cpu += ns_to_ps(cfg_.cost.page_ns) * unmap.count();
+      }
+      ++b.mapping_gen;
+      changed = true;
+    });
+    return changed;
+  });
+}
+
+}  // namespace uvmsim
