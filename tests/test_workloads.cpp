@@ -226,6 +226,86 @@ std::vector<Case> cases() {
                  EXPECT_LE(s.launches[3].read_bytes, e * 4 * (5 + 4 + 12 + 20));
                  EXPECT_EQ(s.launches[3].write_bytes, e * 20);
                }});
+  c.push_back({"hellinger", 3 * 64 * 64 * 4, {}, [](const TraceStats& s) {
+                 const std::uint64_t n = 64;
+                 expect_allocs(s, {{"A", n * n * 4}, {"B", n * n * 4}, {"C", n * n * 4}});
+                 expect_kernel(s, "hellinger", {4, 4, 1}, {16, 16, 1});
+                 EXPECT_EQ(launches(s), (Launches{{"hellinger", -1}}));
+                 EXPECT_EQ(s.launches[0].read_bytes, 4 * 2 * n * n * n);  // a[i][k], b[k][j]
+                 EXPECT_EQ(s.launches[0].write_bytes, 4 * n * n);
+               }});
+  for (const bool two : {false, true}) {
+    const std::uint64_t n = 64, t = 16, ops = two ? 4 : 2;
+    c.push_back({two ? "syr2k" : "syrk",
+                 (two ? 3 : 2) * n * n * 4,
+                 {{"tile", "16"}},
+                 [=](const TraceStats& s) {
+                   Allocs a = {{"A", n * n * 4}};
+                   if (two) a.emplace_back("B", n * n * 4);
+                   a.emplace_back("C", n * n * 4);
+                   expect_allocs(s, a);
+                   const std::string k = two ? "syr2k_kernel" : "syrk_kernel";
+                   expect_kernel(s, k, {4, 4, 1}, {16, 16, 1}, ops * t * t * 4);
+                   EXPECT_EQ(launches(s), (Launches{{k, -1}}));
+                   // Lower-triangle blocks only: 4 * 5 / 2 = 10 of 16. Per thread and tile step
+                   // one element of each operand; C read and written once.
+                   const std::uint64_t threads = 10 * t * t;
+                   EXPECT_EQ(s.launches[0].read_bytes, 4 * (ops * threads * (n / t) + threads));
+                   EXPECT_EQ(s.launches[0].write_bytes, 4 * threads);
+                 }});
+  }
+  c.push_back({"lu", 1024 * 1024 * 4, {{"iters", "2"}}, [](const TraceStats& s) {
+                 const std::uint64_t n = 1024;  // 4 MB: at least two 2 MB blocks at 50 %
+                 expect_allocs(s, {{"A", n * n * 4}});
+                 expect_kernel(s, "lu_kernel1", {4, 1, 1}, {256, 1, 1});
+                 expect_kernel(s, "lu_kernel2", {32, 128, 1}, {32, 8, 1});
+                 EXPECT_EQ(launches(s), loop({"lu_kernel1", "lu_kernel2"}, 2));
+                 for (std::uint64_t k = 0; k < 2; ++k) {
+                   const std::uint64_t r = n - 1 - k;  // columns / rows beyond the pivot
+                   EXPECT_EQ(s.launches[2 * k].read_bytes, 2 * r * 4);
+                   EXPECT_EQ(s.launches[2 * k].write_bytes, r * 4);
+                   EXPECT_EQ(s.launches[2 * k + 1].read_bytes, 3 * r * r * 4);
+                   EXPECT_EQ(s.launches[2 * k + 1].write_bytes, r * r * 4);
+                 }
+               }});
+  c.push_back(
+      {"doitgen", (2 * 32 * 32 * 32 + 32 * 32) * 4, {{"iters", "2"}}, [](const TraceStats& s) {
+         const std::uint64_t n = 32;
+         expect_allocs(s, {{"A", n * n * n * 4}, {"C4", n * n * 4}, {"sum", n * n * n * 4}});
+         expect_kernel(s, "doitgen_kernel1", {1, 4, 1}, {32, 8, 1});
+         EXPECT_EQ(launches(s), loop({"doitgen_kernel1", "doitgen_kernel2"}, 2));
+         for (std::uint64_t r = 0; r < 2; ++r) {
+           EXPECT_EQ(s.launches[2 * r].read_bytes, 4 * 2 * n * n * n);  // A[r][q][s], C4[s][p]
+           EXPECT_EQ(s.launches[2 * r].write_bytes, 4 * n * n);
+           EXPECT_EQ(s.launches[2 * r + 1].read_bytes, 4 * n * n);
+           EXPECT_EQ(s.launches[2 * r + 1].write_bytes, 4 * n * n);
+         }
+       }});
+  c.push_back({"2dconv", 2 * 64 * 64 * 4, {{"iters", "2"}}, [](const TraceStats& s) {
+                 const std::uint64_t n = 64, inner = (n - 2) * (n - 2);
+                 expect_allocs(s, {{"A", n * n * 4}, {"B", n * n * 4}});
+                 expect_kernel(s, "Convolution2D_kernel", {2, 8, 1}, {32, 8, 1});
+                 EXPECT_EQ(launches(s), loop({"Convolution2D_kernel"}, 2));
+                 for (const auto& l : s.launches) {
+                   EXPECT_EQ(l.read_bytes, 9 * inner * 4);
+                   EXPECT_EQ(l.write_bytes, inner * 4);
+                 }
+               }});
+  c.push_back(
+      {"fdtd-2d", 3 * 64 * 64 * 4 + 8, {{"tmax", "2"}}, [](const TraceStats& s) {
+         const std::uint64_t n = 64;
+         expect_allocs(s, {{"_fict_", 8}, {"ex", n * n * 4}, {"ey", n * n * 4}, {"hz", n * n * 4}});
+         EXPECT_EQ(launches(s),
+                   loop({"fdtd_step1_kernel", "fdtd_step2_kernel", "fdtd_step3_kernel"}, 2));
+         for (std::uint64_t t = 0; t < 2; ++t) {
+           EXPECT_EQ(s.launches[3 * t].read_bytes, (n + 3 * (n - 1) * n) * 4);
+           EXPECT_EQ(s.launches[3 * t].write_bytes, n * n * 4);
+           EXPECT_EQ(s.launches[3 * t + 1].read_bytes, 3 * n * (n - 1) * 4);
+           EXPECT_EQ(s.launches[3 * t + 1].write_bytes, n * (n - 1) * 4);
+           EXPECT_EQ(s.launches[3 * t + 2].read_bytes, 5 * (n - 1) * (n - 1) * 4);
+           EXPECT_EQ(s.launches[3 * t + 2].write_bytes, (n - 1) * (n - 1) * 4);
+         }
+       }});
   return c;
 }
 
