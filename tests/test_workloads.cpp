@@ -306,6 +306,135 @@ std::vector<Case> cases() {
            EXPECT_EQ(s.launches[3 * t + 2].write_bytes, (n - 1) * (n - 1) * 4);
          }
        }});
+  c.push_back(
+      {"hotspot", 3 * 64 * 64 * 4, {{"iters", "4"}, {"pyramid", "2"}}, [](const TraceStats& s) {
+         const std::uint64_t n = 64, small = 16 - 2 * 2, blocks = (n + small - 1) / small;
+         expect_allocs(
+             s,
+             {{"MatrixPower", n * n * 4}, {"MatrixTemp0", n * n * 4}, {"MatrixTemp1", n * n * 4}});
+         expect_kernel(s, "calculate_temp", {6, 6, 1}, {16, 16, 1}, 3 * 256 * 4);
+         EXPECT_EQ(launches(s), loop({"calculate_temp"}, 2));
+         EXPECT_NE(s.launches[0].kernel, s.launches[1].kernel);  // swapped buffers
+         // Threads whose halo'd index small*b - 2 + t falls inside the grid, per axis.
+         std::uint64_t cov = 0;
+         for (std::uint64_t b = 0; b < blocks; ++b) {
+           for (std::uint64_t t = 0; t < 16; ++t)
+             cov += small * b + t >= 2 && small * b + t - 2 < n;
+         }
+         for (const auto& l : s.launches) {
+           EXPECT_EQ(l.read_bytes, 2 * cov * cov * 4);  // temperature and power tile
+           EXPECT_EQ(l.write_bytes, n * n * 4);         // every cell computed once
+         }
+       }});
+  c.push_back({"srad", 6 * 64 * 64 * 4, {{"iters", "2"}}, [](const TraceStats& s) {
+                 const std::uint64_t n = 64;
+                 Allocs a;
+                 for (const char* name : {"J_cuda", "C_cuda", "E_C", "W_C", "N_C", "S_C"}) {
+                   a.emplace_back(name, n * n * 4);
+                 }
+                 expect_allocs(s, a);
+                 expect_kernel(s, "srad_cuda_1", {4, 4, 1}, {16, 16, 1}, 5 * 256 * 4);
+                 EXPECT_EQ(launches(s), loop({"srad_cuda_1", "srad_cuda_2"}, 2));
+                 for (std::uint64_t it = 0; it < 2; ++it) {
+                   EXPECT_EQ(s.launches[2 * it].read_bytes, 5 * n * n * 4);   // J and 4 neighbours
+                   EXPECT_EQ(s.launches[2 * it].write_bytes, 5 * n * n * 4);  // E, W, N, S, C
+                   EXPECT_EQ(s.launches[2 * it + 1].read_bytes, 8 * n * n * 4);
+                   EXPECT_EQ(s.launches[2 * it + 1].write_bytes, n * n * 4);
+                 }
+                 std::size_t roi_reads = 0;
+                 for (const auto& e : s.host) {
+                   roi_reads +=
+                       e.type == trace::HostEventType::CpuAccess && e.kind == AccessKind::Read;
+                 }
+                 EXPECT_EQ(roi_reads, 2 * n);  // the host reads the ROI's rows every iteration
+               }});
+  c.push_back(
+      {"pathfinder", 4 * 10 * 1024, {{"launches", "4"}, {"pyramid", "2"}}, [](const TraceStats& s) {
+         const std::uint64_t cols = 1024, rows = 9, small = 252, blocks = 5;
+         expect_allocs(s, {{"gpuWall", (rows - 1) * cols * 4},
+                           {"gpuResult0", cols * 4},
+                           {"gpuResult1", cols * 4}});
+         expect_kernel(s, "dynproc_kernel", {5, 1, 1}, {256, 1, 1}, 2 * 256 * 4);
+         EXPECT_EQ(launches(s), loop({"dynproc_kernel"}, 4));
+         auto count = [&](std::uint64_t lo, std::uint64_t hi) {
+           std::uint64_t c = 0;
+           for (std::uint64_t b = 0; b < blocks; ++b) {
+             for (std::uint64_t t = lo; t <= hi; ++t)
+               c += small * b + t >= 2 && small * b + t - 2 < cols;
+           }
+           return c;
+         };
+         const std::uint64_t reads = count(0, 255) + count(1, 254) + count(2, 253);
+         for (const auto& l : s.launches) {
+           EXPECT_EQ(l.read_bytes, reads * 4);
+           EXPECT_EQ(l.write_bytes, cols * 4);
+         }
+       }});
+  c.push_back(
+      {"backprop", 147664, {{"epochs", "1"}}, [](const TraceStats& s) {
+         const std::uint64_t in = 1024, b = in / 16, w = 17;
+         expect_allocs(s, {{"input_cuda", (in + 1) * 4},
+                           {"input_hidden_cuda", (in + 1) * w * 4},
+                           {"hidden_partial_sum", b * 16 * 4},
+                           {"hidden_delta_cuda", w * 4},
+                           {"input_prev_weights_cuda", (in + 1) * w * 4}});
+         expect_kernel(s, "bpnn_layerforward_CUDA", {1, 64, 1}, {16, 16, 1}, (16 + 256) * 4);
+         EXPECT_EQ(launches(s),
+                   (Launches{{"bpnn_layerforward_CUDA", 0}, {"bpnn_adjust_weights_cuda", 0}}));
+         EXPECT_EQ(s.launches[0].read_bytes, (b * 16 + b * 256) * 4);   // inputs, weights
+         EXPECT_EQ(s.launches[0].write_bytes, (b * 256 + b * 16) * 4);  // weights, sums
+         EXPECT_EQ(s.launches[1].read_bytes, (4 * b * 256 + 3 * 16) * 4);
+         EXPECT_EQ(s.launches[1].write_bytes, (2 * b * 256 + 2 * 16) * 4);
+       }});
+  c.push_back(
+      {"nw", 2 * 65 * 65 * 4, {}, [](const TraceStats& s) {
+         const std::uint64_t cols = 65;
+         expect_allocs(s, {{"referrence_cuda", cols * cols * 4}, {"matrix_cuda", cols * cols * 4}});
+         const Launches seq = {{"needle_cuda_shared_1", 0}, {"needle_cuda_shared_1", 1},
+                               {"needle_cuda_shared_1", 2}, {"needle_cuda_shared_1", 3},
+                               {"needle_cuda_shared_2", 0}, {"needle_cuda_shared_2", 1},
+                               {"needle_cuda_shared_2", 2}};
+         EXPECT_EQ(launches(s), seq);
+         const std::uint32_t grids[] = {1, 2, 3, 4, 3, 2, 1};
+         for (std::size_t i = 0; i < 7; ++i) {
+           const auto& k = s.meta.kernels.at(s.launches[i].kernel);
+           EXPECT_EQ(k.grid, (trace::Dim3{grids[i], 1, 1}));
+           EXPECT_EQ(k.block, (trace::Dim3{16, 1, 1}));
+           // per tile: corner, 16x16 reference, west column, north row; 16x16 written
+           EXPECT_EQ(s.launches[i].read_bytes, grids[i] * (1 + 256 + 16 + 16) * 4);
+           EXPECT_EQ(s.launches[i].write_bytes, grids[i] * 256 * 4);
+         }
+       }});
+  c.push_back({"kmeans",
+               512 * 36 + 48,
+               {{"features", "4"}, {"clusters", "3"}, {"iters", "2"}},
+               [](const TraceStats& s) {
+                 const std::uint64_t np = 512, f = 4, k = 3;
+                 expect_allocs(s, {{"feature_d", np * f * 4},
+                                   {"feature_flipped_d", np * f * 4},
+                                   {"membership_d", np * 4},
+                                   {"clusters_d", k * f * 4}});
+                 expect_kernel(s, "kmeansPoint", {2, 1, 1}, {256, 1, 1});
+                 EXPECT_EQ(
+                     launches(s),
+                     (Launches{{"invert_mapping", -1}, {"kmeansPoint", 0}, {"kmeansPoint", 1}}));
+                 EXPECT_EQ(s.launches[0].read_bytes, np * f * 4);
+                 EXPECT_EQ(s.launches[0].write_bytes, np * f * 4);
+                 for (int i = 1; i <= 2; ++i) {
+                   EXPECT_EQ(s.launches[i].read_bytes, 2 * np * f * k * 4);  // feature, centre
+                   EXPECT_EQ(s.launches[i].write_bytes, np * 4);
+                 }
+               }});
+  c.push_back({"nn", 12 * 1000, {{"queries", "2"}}, [](const TraceStats& s) {
+                 const std::uint64_t n = 1000;
+                 expect_allocs(s, {{"d_locations", n * 8}, {"d_distances", n * 4}});
+                 expect_kernel(s, "euclid", {4, 1, 1}, {256, 1, 1});
+                 EXPECT_EQ(launches(s), loop({"euclid"}, 2));
+                 for (const auto& l : s.launches) {
+                   EXPECT_EQ(l.read_bytes, n * 8);
+                   EXPECT_EQ(l.write_bytes, n * 4);
+                 }
+               }});
   return c;
 }
 

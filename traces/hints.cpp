@@ -204,7 +204,9 @@ Hints Hints::from_json(const json& j, const std::string& where, const std::strin
   }
 
   const json& kerns = root.array("kernels");
-  std::set<std::uint32_t> ref_ids;
+  // A static instruction belongs to one kernel function: kernel entries of the same function (other
+  // launch configurations or pointer bindings) may list it again, other functions may not.
+  std::map<std::uint32_t, std::string> ref_owner;
   for (std::size_t i = 0; i < kerns.size(); ++i) {
     const std::string kpath = path + ".kernels[" + std::to_string(i) + "]";
     const HintFields f(kerns[i], where, kpath);
@@ -246,7 +248,10 @@ Hints Hints::from_json(const json& j, const std::string& where, const std::strin
       const HintFields g(refs[r], where, kpath + ".refs[" + std::to_string(r) + "]");
       RefHint ref;
       ref.id = g.u32("id", true);
-      if (!ref_ids.insert(ref.id).second) {
+      const auto [owner, fresh] = ref_owner.emplace(ref.id, k.name);
+      const bool listed_here = std::any_of(k.refs.begin(), k.refs.end(),
+                                           [&](const RefHint& o) { return o.id == ref.id; });
+      if (listed_here || (!fresh && (owner->second != k.name || k.name.empty()))) {
         g.fail(g.field("id"), "duplicate ref id " + std::to_string(ref.id) +
                                   " (ref ids are unique across the whole program)");
       }

@@ -183,8 +183,10 @@ class Workload {
 
   std::uint32_t kernel(const std::string& name, Dim3 grid, Dim3 block,
                        std::uint32_t smem_bytes = 0);
-  /// Declares a static memop of `kernel` with a trace-wide unique ref id.
-  Ref ref(std::uint32_t kernel, const Access& a);
+  /// Declares a static memop of `kernel` with a trace-wide unique ref id, or, with `same`, the
+  /// same instruction as `same` in another entry of the same kernel function (another launch
+  /// configuration or pointer binding), which keeps its ref id.
+  Ref ref(std::uint32_t kernel, const Access& a, const Ref* same = nullptr);
   void body(std::uint32_t kernel, KernelBody fn);
 
   // ---- the host program, replayed by write() ----
