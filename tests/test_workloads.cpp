@@ -435,6 +435,110 @@ std::vector<Case> cases() {
                    EXPECT_EQ(l.write_bytes, n * 4);
                  }
                }});
+  c.push_back({"ra", 70000, {{"threads", "256"}}, [](const TraceStats& s) {
+                 // the largest power-of-two table with the thread starts in 70000 bytes
+                 const std::uint64_t size = 8192, threads = 256, per = size / threads;
+                 expect_allocs(s, {{"Table", size * 8}, {"ran", threads * 8}});
+                 expect_kernel(s, "RandomAccessUpdate", {1, 1, 1}, {256, 1, 1});
+                 EXPECT_EQ(launches(s), (Launches{{"RandomAccessUpdate", -1}}));
+                 EXPECT_EQ(s.launches[0].read_bytes, (threads + threads * per) * 8);
+                 EXPECT_EQ(s.launches[0].write_bytes, threads * per * 8);
+               }});
+  c.push_back({"btree", 15 * 4096, {{"queries", "64"}}, [](const TraceStats& s) {
+                 const std::uint64_t q = 64, records = 4096, node = 4084;
+                 const auto h = s.meta.params["height"].get<std::uint64_t>();
+                 const auto nodes = s.meta.params["nodes"].get<std::uint64_t>();
+                 EXPECT_EQ(h, 2u);  // 8..16 leaves of 254..507 records under one root
+                 EXPECT_GE(nodes, 1 + records / 507);
+                 EXPECT_LE(nodes, 1 + (records + 253) / 254);
+                 expect_allocs(s, {{"knodesD", nodes * node},
+                                   {"recordsD", records * 4},
+                                   {"currKnodeD", q * 8},
+                                   {"offsetD", q * 8},
+                                   {"keysD", q * 4},
+                                   {"ansD", q * 4}});
+                 expect_kernel(s, "findK", {64, 1, 1}, {508, 1, 1});
+                 // Per level every thread reads currKnode, the key and two node keys; the match
+                 // reads offset and indices, thread 0 offset. At the leaf: currKnode, key, node
+                 // key, and the hit reads indices and the record.
+                 const std::uint64_t level = 508 * (8 + 4 + 4 + 4) + 8 + 4 + 8;
+                 EXPECT_EQ(s.launches[0].read_bytes, q * (h * level + 508 * 16 + 8));
+                 EXPECT_EQ(s.launches[0].write_bytes, q * ((h - 1) * 8 + h * 8 + 4));
+               }});
+  c.push_back({"xsbench", 22304 * 16, {{"lookups", "256"}}, [](const TraceStats& s) {
+                 const std::uint64_t g = 16, u = 68 * g, l = 256;
+                 expect_allocs(s, {{"num_nucs", 48},
+                                   {"concs", 12 * 34 * 8},
+                                   {"mats", 12 * 34 * 4},
+                                   {"unionized_energy_array", u * 8},
+                                   {"index_grid", u * 68 * 4},
+                                   {"nuclide_grid", u * 48},
+                                   {"verification", l * 8}});
+                 expect_kernel(s, "xs_lookup_kernel_baseline", {1, 1, 1}, {256, 1, 1});
+                 EXPECT_EQ(s.launches[0].write_bytes, l * 8);
+                 // num_nucs; 10 or 11 binary-search probes; per nuclide (4 .. 34 of them) mats,
+                 // concs, index grid and two nuclide grid points.
+                 const std::uint64_t per_nuc = 4 + 8 + 4 + 2 * 48;
+                 EXPECT_GE(s.launches[0].read_bytes, l * (4 + 10 * 8 + 4 * per_nuc));
+                 EXPECT_LE(s.launches[0].read_bytes, l * (4 + 11 * 8 + 34 * per_nuc));
+               }});
+  c.push_back({"spmm", 80000, {{"cols", "32"}, {"edge_factor", "2"}}, [](const TraceStats& s) {
+                 const std::uint64_t k = 256, n = 32;
+                 const auto nnz = s.meta.params["nnz"].get<std::uint64_t>();
+                 EXPECT_LE(nnz, 2 * 2 * k);
+                 EXPECT_GT(nnz, 2 * 2 * k * 9 / 10);
+                 expect_allocs(s, {{"csrRowPtrA", (k + 1) * 4},
+                                   {"csrColIndA", nnz * 4},
+                                   {"csrValA", nnz * 4},
+                                   {"B", k * n * 4},
+                                   {"C", k * n * 4}});
+                 expect_kernel(s, "csrmm_kernel", {32, 1, 1}, {32, 8, 1});
+                 // per element of C: two row pointers, then per non-zero of its row col, val, B
+                 EXPECT_EQ(s.launches[0].read_bytes, 4 * (2 * k * n + 3 * nnz * n));
+                 EXPECT_EQ(s.launches[0].write_bytes, 4 * k * n);
+               }});
+  c.push_back({"sssp", 80000, {{"edge_factor", "4"}}, [](const TraceStats& s) {
+                 const std::uint64_t v = 1024;
+                 const auto arcs = s.meta.params["arcs"].get<std::uint64_t>();
+                 expect_allocs(s, {{"d_row_offsets", (v + 1) * 4},
+                                   {"d_col_indices", arcs * 4},
+                                   {"d_weights", arcs * 4},
+                                   {"d_dist", v * 4},
+                                   {"d_mask", v},
+                                   {"d_updated", v},
+                                   {"d_changed", 4}});
+                 const auto seq = launches(s);
+                 ASSERT_GE(seq.size(), 6u);  // several rounds
+                 EXPECT_EQ(seq, loop({"sssp_relax", "sssp_update"},
+                                     static_cast<std::int32_t>(seq.size() / 2)));
+                 for (std::size_t i = 1; i < s.launches.size(); i += 2) {
+                   EXPECT_EQ(s.launches[i].read_bytes, v);   // updated[tid]
+                   EXPECT_GE(s.launches[i].write_bytes, v);  // mask[tid] = updated[tid], ...
+                 }
+                 // The last round relaxes the last frontier and finds no improvement.
+                 EXPECT_EQ(s.launches[s.launches.size() - 1].write_bytes, v);
+               }});
+  c.push_back({"minivite", 90000, {{"iters", "2"}, {"edge_factor", "4"}}, [](const TraceStats& s) {
+                 const std::uint64_t v = 512;
+                 const auto arcs = s.meta.params["arcs"].get<std::uint64_t>();
+                 expect_allocs(s, {{"edge_indices", (v + 1) * 8},
+                                   {"edge_list", arcs * 16},
+                                   {"vertex_degree", v * 8},
+                                   {"curr_comm", v * 8},
+                                   {"target_comm", v * 8},
+                                   {"comm_degree", v * 8},
+                                   {"modularity_partial", 2 * 8}});
+                 EXPECT_EQ(
+                     launches(s),
+                     loop({"louvain_best_community", "louvain_update", "louvain_modularity"}, 2));
+                 for (int it = 0; it < 2; ++it) {
+                   // own community, two offsets; per arc tail, weight, its community, that degree
+                   EXPECT_EQ(s.launches[3 * it].read_bytes, 8 * (3 * v + 4 * arcs));
+                   EXPECT_EQ(s.launches[3 * it].write_bytes, 8 * v);
+                   EXPECT_EQ(s.launches[3 * it + 2].read_bytes, 8 * v);
+                   EXPECT_EQ(s.launches[3 * it + 2].write_bytes, 8 * 2);
+                 }
+               }});
   return c;
 }
 
