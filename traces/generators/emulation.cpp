@@ -37,9 +37,9 @@ std::uint32_t Workload::kernel(const std::string& name, Dim3 grid, Dim3 block,
   return k.id;
 }
 
-Ref Workload::ref(std::uint32_t kernel, const Access& a) {
+Ref Workload::ref(std::uint32_t kernel, const Access& a, const Ref* same) {
   trace::RefHint h;
-  h.id = next_ref_++;
+  h.id = same != nullptr ? same->id : next_ref_++;
   h.alloc = a.alloc;
   h.kind = a.kind;
   h.bytes = a.bytes;

@@ -21,9 +21,9 @@
 namespace uvmsim::gen {
 
 using trace::AccessPattern;
-using trace::Affine;
 using trace::Dim3;
 using trace::IterationWindow;
+using trace::Poly;
 
 /// Returned by an index function for a lane that does not execute the instruction (its guard or
 /// branch is false).
@@ -136,8 +136,8 @@ using KernelBody = std::function<void(Block&, std::int32_t iteration)>;
 struct Access {
   std::uint32_t alloc = 0;
   AccessKind kind = AccessKind::Read;
-  Affine count;         ///< thread-level executions per launch
-  Affine bytes_per_tb;  ///< extent of one TB's addresses (max - min + bytes), max over TBs
+  Poly count;         ///< thread-level executions per launch
+  Poly bytes_per_tb;  ///< extent of one TB's addresses (max - min + bytes), max over TBs
   AccessPattern pattern = AccessPattern::Streaming;
   std::uint32_t bytes = 4;      ///< bytes per thread access
   bool data_dependent = false;  ///< address depends on loaded data
@@ -146,7 +146,7 @@ struct Access {
   std::uint32_t stride = 0;               ///< bytes between consecutive elements; 0 = `bytes`
   std::uint32_t offset = 0;               ///< byte offset of the field within an element
 
-  Access(std::uint32_t alloc_, AccessKind kind_, Affine count_, Affine bytes_per_tb_,
+  Access(std::uint32_t alloc_, AccessKind kind_, Poly count_, Poly bytes_per_tb_,
          AccessPattern pattern_ = AccessPattern::Streaming)
       : alloc(alloc_), kind(kind_), count(count_), bytes_per_tb(bytes_per_tb_), pattern(pattern_) {}
   Access& size(std::uint32_t b) {
@@ -161,7 +161,7 @@ struct Access {
     conditional = true;
     return *this;
   }
-  Access& iterates(Affine start, Affine span) {
+  Access& iterates(Poly start, Poly span) {
     window = IterationWindow{start, span};
     return *this;
   }
@@ -183,8 +183,10 @@ class Workload {
 
   std::uint32_t kernel(const std::string& name, Dim3 grid, Dim3 block,
                        std::uint32_t smem_bytes = 0);
-  /// Declares a static memop of `kernel` with a trace-wide unique ref id.
-  Ref ref(std::uint32_t kernel, const Access& a);
+  /// Declares a static memop of `kernel` with a trace-wide unique ref id, or, with `same`, the
+  /// same instruction as `same` in another entry of the same kernel function (another launch
+  /// configuration or pointer binding), which keeps its ref id.
+  Ref ref(std::uint32_t kernel, const Access& a, const Ref* same = nullptr);
   void body(std::uint32_t kernel, KernelBody fn);
 
   // ---- the host program, replayed by write() ----

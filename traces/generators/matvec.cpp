@@ -29,7 +29,7 @@ std::uint32_t dot_kernel(Workload& wl, std::uint32_t a, std::uint64_t rows, std:
   const auto per_tb = static_cast<std::int64_t>(std::min<std::uint64_t>(kBlock, threads));
   const auto t = static_cast<std::int64_t>(threads), l = static_cast<std::int64_t>(len);
   const auto c = static_cast<std::int64_t>(cols);
-  const Affine a_extent = d.row ? per_tb * c * 4 : ((l - 1) * c + per_tb) * 4;
+  const Poly a_extent = d.row ? per_tb * c * 4 : ((l - 1) * c + per_tb) * 4;
   std::optional<Ref> rin;
   if (d.accumulate) rin = wl.ref(k, {d.out, AccessKind::Read, t, per_tb * 4});
   const Ref ra = wl.ref(k, {a, AccessKind::Read, t * l, a_extent,
