@@ -148,9 +148,10 @@ ActiveWindows algorithm2(const trace::Hints& hints, const std::vector<std::uint3
     const trace::KernelHint* kh = hints.kernel(kid);
     if (!kh) continue;
     for (const auto& r : kh->refs) {
-      if (!r.window || out.count(r.id) || r.alloc >= sizes.size()) continue;
-      if (const auto b = before.find(r.id); b != before.end() && b->second.until > it) {
-        out[r.id] = b->second;  // still covered by an earlier batch
+      const std::uint64_t key = std::uint64_t{kid} << 32 | r.id;
+      if (!r.window || out.count(key) || r.alloc >= sizes.size()) continue;
+      if (const auto b = before.find(key); b != before.end() && b->second.until > it) {
+        out[key] = b->second;  // still covered by an earlier batch
         continue;
       }
       const std::uint64_t span = r.window->span.at(it);
@@ -159,14 +160,17 @@ ActiveWindows algorithm2(const trace::Hints& hints, const std::vector<std::uint3
       std::int64_t n = span < p.batch_bytes ? static_cast<std::int64_t>(p.batch_bytes / span) : 1;
       if (last_iteration >= it) n = std::min<std::int64_t>(n, last_iteration - it + 1);
       n = std::max<std::int64_t>(n, 1);
-      const auto last = static_cast<std::int32_t>(it + n - 1);
-      // start and span are affine in the iteration: the extremes are at the batch's ends.
-      const std::uint64_t s0 = r.window->start.at(it), s1 = r.window->start.at(last);
-      const std::uint64_t e0 = s0 + span, e1 = s1 + r.window->span.at(last);
-      const std::uint64_t size = sizes[r.alloc].size;
-      const std::uint64_t lo = std::min(s0, s1), hi = std::min(size, std::max(e0, e1));
+      // The union of the batch's windows (start and span are polynomials in the iteration).
+      std::uint64_t lo = UINT64_MAX, hi = 0;
+      for (std::int64_t j = it; j < it + n; ++j) {
+        const auto jj = static_cast<std::int32_t>(j);
+        const std::uint64_t s = r.window->start.at(jj);
+        lo = std::min(lo, s);
+        hi = std::max(hi, s + r.window->span.at(jj));
+      }
+      hi = std::min(hi, sizes[r.alloc].size);
       if (lo >= hi) continue;
-      out[r.id] = {{r.alloc, lo, hi}, it + n};
+      out[key] = {{r.alloc, lo, hi}, it + n};
     }
   }
   return out;

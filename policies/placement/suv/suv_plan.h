@@ -89,8 +89,8 @@ struct ActiveWindow {
   std::int64_t until = 0;
   bool operator==(const ActiveWindow&) const = default;
 };
-/// By memop (ref id).
-using ActiveWindows = std::map<std::uint32_t, ActiveWindow>;
+/// By memop: (kernel id << 32) | ref id (kernel entries of one function share ref ids).
+using ActiveWindows = std::map<std::uint64_t, ActiveWindow>;
 
 /// Algorithm 2 (per-iteration prefetch) at the boundary into iteration `it`, for every memop with
 /// an iteration window in `kernels` (the kernels launched in that iteration): its window is
