@@ -58,7 +58,6 @@ std::uint32_t PlacementState::create_reservation(std::uint64_t quota_chunks) {
   r.quota = quota_chunks;
   r.live = true;
   quota_total_ += quota_chunks;
-  active_ = true;
   return static_cast<std::uint32_t>(i + 1);
 }
 

@@ -482,6 +482,7 @@ Tick UvmDriver::allocate_chunk(VaBlock& b, ServiceTimes& st) {
   if (place_.active()) {
     place_.on_chunk_allocated(b);
     place_.refresh(b);
+    track_evictable(b);
     s.placement.max_pinned_chunks =
         std::max<std::uint64_t>(s.placement.max_pinned_chunks, place_.pinned_chunks());
   }
@@ -537,6 +538,7 @@ void UvmDriver::evict(VaBlock& v, ServiceTimes& st) {
   if (place_.active()) {
     if (place_.block(v.id).reservation) ++s.placement.reservation_evictions;
     place_.refresh(v);
+    track_evictable(v);
   }
   // Policies see an observed region's observation during on_eviction ("evicted before being
   // accessed", negative feedback); it ends right after.

@@ -81,7 +81,11 @@ class UvmDriver final : public PolicyEngine {
   // PolicyEngine: metadata
   const VaSpace& va_space() const override { return ctx_.va; }
   std::uint64_t capacity_chunks() const override { return capacity_chunks_; }
-  std::span<const std::uint32_t> resident_regions() const override { return resident_; }
+  /// Blocks holding an evictable chunk: pinned and reserved chunks are withheld from eviction
+  /// policies and not listed.
+  std::span<const std::uint32_t> resident_regions() const override {
+    return place_.active() ? std::span<const std::uint32_t>(evictable_) : resident_;
+  }
   std::span<const ObservedRegion> observed_regions() const override { return obs_.regions(); }
   const ObservedRegion* observation(std::uint32_t block) const override { return obs_.find(block); }
   std::uint32_t observation_budget(ObservePurpose p) const override {
@@ -277,6 +281,11 @@ class UvmDriver final : public PolicyEngine {
   bool host_context_ = false;  ///< dispatching a program-structure hook
   Tick host_ready_ = 0;
   std::vector<std::function<bool(ServiceTimes&)>> deferred_;
+  /// Once placement is active: resident_ minus withheld blocks, and each block's index in it.
+  std::vector<std::uint32_t> evictable_, evictable_pos_;
+  void track_evictable(const VaBlock& b);
+  /// The first placement action switches the driver to the partitioned chunk accounting.
+  void activate_placement();
 };
 
 }  // namespace uvmsim

@@ -70,9 +70,36 @@ std::uint32_t UvmDriver::choose_victim(const VaBlock& b, Tick now) {
                          "chunk_obtainable first)");
 }
 
+void UvmDriver::activate_placement() {
+  if (place_.active()) return;
+  place_.activate();
+  // From now on the eviction candidates are tracked apart: so far every resident block is one.
+  evictable_pos_.assign(ctx_.va.blocks().size(), ~0u);
+  for (const std::uint32_t id : resident_) {
+    evictable_pos_[id] = static_cast<std::uint32_t>(evictable_.size());
+    evictable_.push_back(id);
+  }
+}
+
+void UvmDriver::track_evictable(const VaBlock& b) {
+  if (!place_.active()) return;
+  const bool want = b.has_chunk && !place_.withheld(b.id);
+  std::uint32_t& pos = evictable_pos_[b.id];
+  if (want && pos == ~0u) {
+    pos = static_cast<std::uint32_t>(evictable_.size());
+    evictable_.push_back(b.id);
+  } else if (!want && pos != ~0u) {
+    evictable_pos_[evictable_.back()] = pos;
+    evictable_[pos] = evictable_.back();
+    evictable_.pop_back();
+    pos = ~0u;
+  }
+}
+
 void UvmDriver::refresh_placement(const VaBlock& b, Tick now) {
   const bool was = place_.refresh(b);
   const bool is = place_.withheld(b.id);
+  track_evictable(b);
   auto& ps = ctx_.stats.placement;
   ps.max_pinned_chunks = std::max<std::uint64_t>(ps.max_pinned_chunks, place_.pinned_chunks());
   if (was == is || !b.has_chunk) return;
@@ -161,7 +188,7 @@ std::uint64_t UvmDriver::pin_on_gpu(Addr va, std::uint64_t size) {
       BlockPlacement& bp = place_.block(b.id);
       const PageMask add = minus(pages, bp.gpu_pinned);
       if (add.any()) {
-        place_.activate();
+        activate_placement();
         const PageMask saved = bp.gpu_pinned;
         bp.gpu_pinned |= add;  // the block takes its chunk as a pinned one
         refresh_placement(b, st.cpu);
@@ -219,7 +246,7 @@ void UvmDriver::pin_on_host(Addr va, std::uint64_t size) {
       BlockPlacement& bp = place_.block(b.id);
       const PageMask add = minus(pages, bp.host_pinned);
       if (add.none()) return;
-      place_.activate();
+      activate_placement();
       if (obs_.find(b.id)) drop_observation(b, false);
       st.cpu += ns_to_ps(cfg_.cost.block_ns);
       // ① GPU copies come back to the host (a host pin overrides a GPU pin of these pages).
@@ -279,7 +306,7 @@ std::uint32_t UvmDriver::reserve_on_demand(Addr va, std::uint64_t size, std::uin
       if (members.empty() || members.back() != &b) members.push_back(&b);
     });
     if (members.empty()) return false;
-    place_.activate();
+    activate_placement();
     const std::uint32_t r = place_.create_reservation((bytes + kBlockSize - 1) / kBlockSize);
     ++ctx_.stats.placement.reservations;
     // ONDEMAND unsets every memory-management policy of the range (§V-D ③): pins, no-migrate,
@@ -390,7 +417,7 @@ void UvmDriver::set_access_counter_migration(Addr va, std::uint64_t size, bool o
       if (on) {
         const PageMask add = minus(pages, bp.acm);
         if (add.none()) return;
-        place_.activate();
+        activate_placement();
         if (!counters_.enabled()) {
           // suvEnableAccessCounter: the hardware counters start counting remote accesses.
           counters_.enable_migration(cfg_.access_counters.granularity,
@@ -429,7 +456,7 @@ void UvmDriver::set_no_migrate(Addr va, std::uint64_t size, bool on) {
       BlockPlacement& bp = place_.block(b.id);
       const PageMask diff = on ? minus(pages, bp.no_migrate) : (pages & bp.no_migrate);
       if (diff.none()) return;
-      place_.activate();
+      activate_placement();
       if (on)
         bp.no_migrate |= diff;
       else

@@ -59,7 +59,8 @@ bool UvmDriver::try_observe(std::uint32_t id, ObservePurpose purpose, const Page
                             ServiceTimes& st) {
   if (id >= ctx_.va.blocks().size()) return false;
   VaBlock& b = ctx_.va.blocks()[id];
-  if (!b.has_chunk || b.gpu_count == 0 || obs_.find(id) || b.preferred == PreferredLocation::Cpu)
+  if (!b.has_chunk || b.gpu_count == 0 || obs_.find(id) || b.preferred == PreferredLocation::Cpu ||
+      place_.withheld(id))  // pinned / reserved chunks are not eviction candidates
     return false;
   const PageMask samples = obs_.choose_samples(b, sample_from);
   if (samples.none()) return false;
