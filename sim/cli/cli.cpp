@@ -15,6 +15,7 @@ const std::vector<Command>& commands() {
       {"trace", "inspect a trace: `trace info FILE`, `trace dump FILE`", cmd_trace},
       {"run", "simulate a trace on a GPU preset", cmd_run},
       {"policies", "list the registered eviction / prefetch / placement policies", cmd_policies},
+      {"analyze", "derive access hints from a trace by profiling it (for --hints)", cmd_analyze},
   };
   return cmds;
 }
