@@ -347,6 +347,9 @@ std::vector<Knob> build_knobs() {
   k.push_back(number<std::uint32_t>("observe.max_feedback_regions",
                                     ACC(observe.max_feedback_regions), 0, 65536,
                                     "regions observed for prefetch feedback / triggers at once"));
+  k.push_back(number<double>("observe.max_regions_pct", ACC(observe.max_regions_pct), 0, 100,
+                             "caps both budgets at this % of usable GPU memory (at least one "
+                             "region): the regions at imminent risk, not all of them"));
   k.push_back(number<std::uint32_t>("observe.samples_per_region", ACC(observe.samples_per_region),
                                     1, 32,
                                     "64 KB sample pages per observed 2 MB region (initial)"));

@@ -103,6 +103,7 @@ struct AccessCounterConfig {
 struct ObservabilityConfig {
   std::uint32_t max_regions = 100;          ///< regions observed for eviction at once
   std::uint32_t max_feedback_regions = 32;  ///< regions observed for prefetch feedback at once
+  double max_regions_pct = 20;  ///< and each at most this % of usable GPU memory (>= 1 region)
   std::uint32_t samples_per_region = 1;     ///< 64 KB sample pages per region (initial)
   bool adaptive_samples = true;             ///< §V-D: double / halve from re-fault rate
   std::uint32_t adapt_window = 100;         ///< recently evicted regions tracked
