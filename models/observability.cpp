@@ -49,7 +49,6 @@ PageMask Observability::choose_samples(const VaBlock& b, const PageMask* sample_
     eligible[n++] = bp;
   }
   PageMask samples;
-  unsigned moved = 0;
   // Partial Fisher-Yates over the eligible big pages with the raw mt19937_64 output, whose
   // sequence the standard fixes (the distributions are implementation-defined).
   for (unsigned i = 0; i < n && i < samples_; ++i) {
@@ -59,10 +58,7 @@ PageMask Observability::choose_samples(const VaBlock& b, const PageMask* sample_
     PageMask big;
     big.set_range(p0, p0 + kPagesPerBigPage);
     big &= b.gpu_resident;
-    const unsigned c = big.count();
-    if (moved + c >= b.gpu_count) break;  // the region keeps at least one page on the GPU
     samples |= big;
-    moved += c;
   }
   return samples;
 }
@@ -100,7 +96,8 @@ int Observability::on_evicted(std::uint32_t block) {
   std::size_t refaulted = 0;
   for (const auto& r : recent_) refaulted += r.refaulted;
   const double frac = static_cast<double>(refaulted) / static_cast<double>(w);
-  if (frac > cfg_.adapt_grow_fraction && samples_ < kPagesPerBlock / kPagesPerBigPage) {
+  if (frac > cfg_.adapt_grow_fraction &&
+      samples_ * 2 <= std::max(cfg_.max_samples_per_region, cfg_.samples_per_region)) {
     samples_ *= 2;
     return 1;
   }

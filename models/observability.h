@@ -41,7 +41,8 @@ class Observability {
   unsigned samples() const { return samples_; }
 
   /// Picks the sample pages for `b` (from the big pages whose GPU-resident pages all lie in
-  /// `sample_from`, if given), leaving at least one GPU-resident page. Empty if none qualify.
+  /// `sample_from`, if given). Empty if none qualify. A small region may move to the host
+  /// entirely; it keeps its chunk.
   PageMask choose_samples(const VaBlock& b, const PageMask* sample_from);
   void start(const VaBlock& b, ObservePurpose purpose, const PageMask& samples, Tick now);
   /// Ends `block`'s observation and returns it (its notification, if pending, is dropped).

@@ -37,7 +37,8 @@ class CyclicProtection final : public EvictionPolicy {
         depth_(ctx.params["observe_depth"].get<std::uint32_t>()),
         observe_(ctx.params["adaptive"].get<bool>()),
         recent_(ctx.params["refault_window"].get<std::size_t>()),
-        evicted_seq_(ctx.va_space.blocks().size(), 0) {
+        evicted_seq_(ctx.va_space.blocks().size(), 0),
+        inserted_batch_(ctx.va_space.blocks().size(), 0) {
     const auto u = ctx.params["unprotected"].get<std::uint32_t>();
     target_ =
         u ? u
@@ -45,6 +46,7 @@ class CyclicProtection final : public EvictionPolicy {
   }
 
   void on_chunk_allocated(const VaBlock& b, Tick) override {
+    inserted_batch_[b.id] = engine_.fault_batch();
     insert_tail(b.id);
     protect_excess();
   }
@@ -85,13 +87,16 @@ class CyclicProtection final : public EvictionPolicy {
   }
 
   std::uint32_t select_victim(std::uint32_t requester, Tick) override {
-    const std::uint32_t v = first_except(unprotected_, requester);
-    if (v != kNoBlock) return v;
-    // Nothing unprotected (cannot happen once a region is resident): give up the youngest
-    // protected region.
-    for (auto it = protected_.rbegin(); it != protected_.rend(); ++it)
-      if (it->block != requester) return it->block;
-    return kNoBlock;
+    // The oldest unprotected region that this fault batch did not bring in; else the youngest
+    // protected one; else one the batch brought in.
+    std::uint32_t fallback = kNoBlock;
+    const std::uint64_t batch = engine_.fault_batch();
+    std::uint32_t v = first_settled(unprotected_.begin(), unprotected_.end(), requester,
+                                    inserted_batch_, batch, fallback);
+    if (v == kNoBlock)
+      v = first_settled(protected_.rbegin(), protected_.rend(), requester, inserted_batch_, batch,
+                        fallback);
+    return v != kNoBlock ? v : fallback;
   }
   bool uses_observability() const override { return observe_; }
   /// The unobserved regions nearest S, at most observe_depth of them.
@@ -161,7 +166,8 @@ class CyclicProtection final : public EvictionPolicy {
   std::uint32_t step_, depth_;
   bool observe_;
   std::vector<Recent> recent_;  ///< the last refault_window evictions, by eviction number
-  std::vector<std::uint64_t> evicted_seq_;  ///< per block: its last eviction number (0 = never)
+  std::vector<std::uint64_t> evicted_seq_;     ///< per block: its last eviction number (0 = never)
+  std::vector<std::uint64_t> inserted_batch_;  ///< per block: fault batch that allocated it
   std::uint64_t evictions_ = 0;
   std::uint64_t grows_ = 0, shrinks_ = 0;
 };

@@ -7,8 +7,9 @@
 // Our reading of "retires policies that accumulate blames faster than its contemporaries": the
 // shares are taken over the blames since the last evaluation, a rate. Cumulative shares (the
 // algorithm's listing) cannot separate policies on workloads where every evicted region is used
-// again eventually (cyclic sweeps): every eviction is then blamed once, sooner or later. Observability candidates are shared out: each active
-// policy offers regions within an even share of the budget, then any left over.
+// again eventually (cyclic sweeps): every eviction is then blamed once, sooner or later.
+// Observability candidates are shared out: each active policy offers regions within an even share
+// of the budget, then any left over.
 #include <algorithm>
 #include <sstream>
 
@@ -43,7 +44,8 @@ class Tournament final : public ForwardingPolicy<EvictionPolicy> {
         threshold_(ctx.params["threshold"].get<std::uint64_t>()
                        ? ctx.params["threshold"].get<std::uint64_t>()
                        : std::max<std::uint64_t>(1, engine_.capacity_chunks())),
-        margin_(ctx.params["margin"].get<double>()) {
+        margin_(ctx.params["margin"].get<double>()),
+        windowed_(ctx.params["windowed"].get<bool>()) {
     std::stringstream list(ctx.params["policies"].get<std::string>());
     for (std::string name; std::getline(list, name, ',');) {
       if (name == "tournament" || name.empty())
@@ -97,8 +99,10 @@ class Tournament final : public ForwardingPolicy<EvictionPolicy> {
         ++i;
       }
     }
-    std::fill(window_.begin(), window_.end(), 0);
-    window_total_ = 0;
+    if (windowed_) {
+      std::fill(window_.begin(), window_.end(), 0);
+      window_total_ = 0;
+    }
   }
 
   void observability_candidates(ObservationSink& sink, Tick now) override {
@@ -146,6 +150,7 @@ class Tournament final : public ForwardingPolicy<EvictionPolicy> {
   std::uint64_t total_blame_ = 0, window_total_ = 0, total_evictions_ = 0, rr_ = 0;
   std::uint64_t threshold_;
   double margin_;
+  bool windowed_;
 };
 
 }  // namespace
@@ -159,7 +164,9 @@ UVMSIM_REGISTER_EVICTION(
     PolicyKnob::integer("threshold", 0, 0, 1e12,
                         "total blame after which policies can retire (T); 0 = the number of "
                         "2 MB chunks of GPU memory"),
-    PolicyKnob::number("margin", 1.2, 1, 100,
-                       "retire when blame share > margin / active policies"));
+    PolicyKnob::number("margin", 1.2, 1, 100, "retire when blame share > margin / active policies"),
+    PolicyKnob::boolean("windowed", true,
+                        "shares over the blames since the last evaluation (false: over all "
+                        "blames so far, re-evaluated at every blame past the threshold)"));
 
 }  // namespace uvmsim
