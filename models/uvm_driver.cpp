@@ -26,7 +26,8 @@ UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacit
   resident_pos_.assign(nblocks, ~0u);
   region_queued_.assign(nblocks, 0);
   resident_.reserve(std::min<std::uint64_t>(capacity_chunks, nblocks));
-  obs_.configure(cfg_.observe, cfg_.access_counters.count, nblocks, cfg_.engine.seed);
+  obs_.configure(cfg_.observe, cfg_.access_counters.count, nblocks, capacity_chunks,
+                 cfg_.engine.seed);
   place_.configure(nblocks, capacity_chunks);
   acm_all_ = cfg_.access_counters.migration;
 
@@ -345,6 +346,8 @@ void UvmDriver::service_block(std::size_t first, std::size_t last, ServiceTimes&
       prefetch &= b.valid_mask();
       prefetch.and_not(faulted);
       prefetch.and_not(b.gpu_resident);
+      // An observed region's sample pages stay on the host until the GPU touches them.
+      if (const ObservedRegion* o = obs_.find(b.id)) prefetch.and_not(o->samples);
     }
     make_resident_gpu(b, faulted, prefetch, HtodCause::Demand, st, &writes);
     if (obs_.active()) obs_.on_fault(b.id);

@@ -28,6 +28,8 @@
 
 namespace uvmsim {
 
+class Gpu;
+
 class UvmDriver final : public PolicyEngine {
  public:
   /// `hints` (may be null) must outlive the driver; policies read it through hints().
@@ -93,6 +95,10 @@ class UvmDriver final : public PolicyEngine {
   }
   unsigned samples_per_region() const override { return obs_.samples(); }
   const ProgramPosition& position() const override { return ctx_.position; }
+  std::uint64_t accesses_completed() const override { return ctx_.stats.accesses; }
+  void running_threadblocks(std::vector<ThreadblockProgress>& out) const override;
+  /// The GPU whose threadblocks running_threadblocks() reports (set by the simulator).
+  void attach_gpu(const Gpu* gpu) { gpu_ = gpu; }
   std::uint64_t fault_batch() const override { return log_batch_ < 0 ? 0 : batch_id_; }
   const std::filesystem::path& trace_path() const override { return trace_path_; }
   // PolicyEngine: actions
@@ -264,6 +270,7 @@ class UvmDriver final : public PolicyEngine {
   PageMask scratch_;
 
   // Policy engine state.
+  const Gpu* gpu_ = nullptr;
   std::filesystem::path trace_path_;
   Observability obs_;
   bool obs_refill_due_ = false;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/gpu.h"
 #include "models/uvm_driver.h"
 #include "sim/error.h"
 
@@ -184,6 +185,11 @@ void UvmDriver::service_region_prefetches(ServiceTimes& st) {
     each_policy_for(b, [&](PolicyBase& p) { p.on_prefetch(b, want, st.cpu); });
   }
   if (obs_.active()) obs_refill_due_ = true;
+}
+
+void UvmDriver::running_threadblocks(std::vector<ThreadblockProgress>& out) const {
+  out.clear();
+  if (gpu_) gpu_->running_threadblocks(out);
 }
 
 void UvmDriver::enable_access_counter_migration(std::uint64_t granularity,

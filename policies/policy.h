@@ -68,6 +68,12 @@ struct ObservedRegion {
   PageMask samples;
 };
 
+/// A threadblock the GPU is running, and how far its slowest unfinished warp has got.
+struct ThreadblockProgress {
+  std::uint64_t tb = 0;            ///< id within the current launch
+  std::uint64_t records_done = 0;  ///< trace records its slowest running warp has issued
+};
+
 struct KernelEvent {
   const trace::KernelInfo& kernel;
   std::uint32_t launch_index;
@@ -126,6 +132,11 @@ class PolicyEngine {
   /// 64 KB pages sampled per observed region (adaptive, §V-D).
   virtual unsigned samples_per_region() const = 0;
   virtual const ProgramPosition& position() const = 0;
+  /// GPU accesses completed so far (a clock that does not depend on timing).
+  virtual std::uint64_t accesses_completed() const = 0;
+  /// The threadblocks running now, with their progress (fills `out`; reuse it to avoid
+  /// allocation). Costs O(resident warps): for decisions, not per access.
+  virtual void running_threadblocks(std::vector<ThreadblockProgress>& out) const = 0;
   /// Id of the fault batch being serviced (0 outside fault batches).
   virtual std::uint64_t fault_batch() const = 0;
   /// The trace being simulated (for oracles that read the program's future).

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "models/occupancy.h"
+#include "models/gpu.h"
 
 namespace uvmsim::suv {
 
@@ -42,7 +42,7 @@ std::vector<DataStructure> classify(const trace::KernelHint& hint, const trace::
   // §V-B "Estimating working set size": TBs per SM (from the block's threads, registers and
   // shared memory) x SMs run concurrently. With more than half of all TBs in flight a kernel
   // cannot show temporal behaviour, and no WSS is computed.
-  const std::uint64_t concurrent = concurrent_tbs(gpu, kernel);
+  const std::uint64_t concurrent = Gpu::threadblocks_per_sm(gpu, kernel) * gpu.num_sms;
   const bool temporal_possible =
       concurrent > 0 && static_cast<double>(concurrent) <=
                             p.temporal_tb_fraction * static_cast<double>(kernel.threadblocks());
