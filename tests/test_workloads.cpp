@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "sim/config.h"
+#include "sim/error.h"
 #include "sim/simulator.h"
 #include "tests/workload_check.h"
 
@@ -539,6 +540,60 @@ std::vector<Case> cases() {
                    EXPECT_EQ(s.launches[3 * it + 2].write_bytes, 8 * 2);
                  }
                }});
+  c.push_back({"fir", 8 * 2 * 512, {{"chunks", "2"}, {"taps", "4"}}, [](const TraceStats& s) {
+                 const std::uint64_t len = 512, taps = 4;
+                 expect_allocs(s, {{"input", 2 * len * 4},
+                                   {"output", 2 * len * 4},
+                                   {"coeff", taps * 4},
+                                   {"history", taps * 4}});
+                 expect_kernel(s, "fir_cuda", {2, 1, 1}, {256, 1, 1});
+                 EXPECT_EQ(launches(s), loop({"fir_cuda", "fir_save_history"}, 2));
+                 for (int c = 0; c < 2; ++c) {
+                   // per output sample and tap: a coefficient and an input (or history) sample
+                   EXPECT_EQ(s.launches[2 * c].read_bytes, 2 * len * taps * 4);
+                   EXPECT_EQ(s.launches[2 * c].write_bytes, len * 4);
+                   EXPECT_EQ(s.launches[2 * c + 1].read_bytes, taps * 4);
+                   EXPECT_EQ(s.launches[2 * c + 1].write_bytes, taps * 4);
+                 }
+               }});
+  c.push_back(
+      {"radix-sort", 16 * 2048, {}, [](const TraceStats& s) {
+         const std::uint64_t n = 2048, table = 16 * 2;
+         expect_allocs(s, {{"d_keys0", n * 4},
+                           {"d_keys1", n * 4},
+                           {"d_values0", n * 4},
+                           {"d_values1", n * 4},
+                           {"d_counts", table * 4},
+                           {"d_offsets", table * 4}});
+         expect_kernel(s, "radix_scatter", {2, 1, 1}, {256, 1, 1}, (2048 + 16) * 4);
+         EXPECT_EQ(launches(s), loop({"radix_histogram", "radix_scan", "radix_scatter"}, 8));
+         for (int p = 0; p < 8; ++p) {
+           EXPECT_EQ(s.launches[3 * p].read_bytes, n * 4);
+           EXPECT_EQ(s.launches[3 * p].write_bytes, table * 4);
+           EXPECT_EQ(s.launches[3 * p + 1].read_bytes, table * 4);
+           EXPECT_EQ(s.launches[3 * p + 1].write_bytes, table * 4);
+           EXPECT_EQ(s.launches[3 * p + 2].read_bytes, (2 * n + table) * 4);
+           EXPECT_EQ(s.launches[3 * p + 2].write_bytes, 2 * n * 4);
+         }
+       }});
+  c.push_back({"hash-join", 256 * 88 + 4, {}, [](const TraceStats& s) {
+                 const std::uint64_t nr = 256, ns = 1024, slots = 512;
+                 expect_allocs(s, {{"R", nr * 8},
+                                   {"S", ns * 8},
+                                   {"hash_table", slots * 8},
+                                   {"result_count", 4},
+                                   {"results", ns * 8}});
+                 EXPECT_EQ(launches(s), (Launches{{"build_kernel", -1}, {"probe_kernel", -1}}));
+                 const auto m = s.meta.params["matches"].get<std::uint64_t>();
+                 EXPECT_GT(m, ns * 4 / 10);  // 50 % of the probes match
+                 EXPECT_LT(m, ns * 6 / 10);
+                 EXPECT_EQ(s.launches[0].read_bytes, nr * 8);
+                 EXPECT_GE(s.launches[0].write_bytes, nr * 4 * 2);  // >= one CAS and the payload
+                 // per probe tuple: the tuple and >= 1 slot key; per match the payload; the match
+                 // bumps the counter and writes one result
+                 EXPECT_GE(s.launches[1].read_bytes, ns * 8 + ns * 4 + m * 4);
+                 EXPECT_EQ(s.launches[1].write_bytes, m * (4 + 8));
+               }});
   return c;
 }
 
@@ -614,6 +669,34 @@ TEST(WorkloadLibrary, RefIdsAreUniqueAcrossTheTrace) {
   EXPECT_GT(refs, 40u);
   // Ids are 0..refs-1 and every launch only uses its own kernel's refs (checked per case).
   EXPECT_EQ(*ids.rbegin(), refs - 1);
+}
+
+}  // namespace
+}  // namespace uvmsim::test
+
+namespace uvmsim::test {
+namespace {
+
+TEST(WorkloadLibrary, TinyFootprintsGenerateOrFailCleanly) {
+  // The smallest footprints clamp the problem to its minimum size or are a UserError; nothing
+  // crashes and nothing is left behind on failure.
+  TempDir dir;
+  for (const gen::Generator* g : gen::generators()) {
+    if (g->name == "touch") continue;  // sized by its own parameters
+    for (std::uint64_t fp : {std::uint64_t{1}, std::uint64_t{4096}}) {
+      const std::string out = dir.file("tiny.uvt");
+      try {
+        gen::generate(g->name, fp, {}, 1, out);
+        trace::TraceReader r(out);
+        EXPECT_GT(r.launches().size(), 0u) << g->name;
+      } catch (const UserError& e) {
+        EXPECT_NE(std::string(e.what()).find("--footprint"), std::string::npos)
+            << g->name << ": " << e.what();
+        EXPECT_FALSE(std::filesystem::exists(out)) << g->name;
+      }
+      std::filesystem::remove(out);
+    }
+  }
 }
 
 }  // namespace
