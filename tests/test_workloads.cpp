@@ -594,6 +594,52 @@ std::vector<Case> cases() {
                  EXPECT_GE(s.launches[1].read_bytes, ns * 8 + ns * 4 + m * 4);
                  EXPECT_EQ(s.launches[1].write_bytes, m * (4 + 8));
                }});
+  // The CNNs with every channel count divided by 16: each layer writes its output tensor once.
+  auto dnn_case = [](const std::string& name, std::uint64_t footprint,
+                     std::vector<std::string> layers, std::uint64_t batch) {
+    return Case{
+        name, footprint, {{"channel_div", "16"}, {"batches", "2"}}, [=](const TraceStats& s) {
+          EXPECT_EQ(s.meta.params["batch"].get<std::uint64_t>(), batch);
+          Launches seq;
+          for (std::int32_t i = 0; i < 2; ++i) {
+            for (const auto& l : layers) seq.emplace_back(l, i);
+          }
+          EXPECT_EQ(launches(s), seq);
+          std::map<std::string, std::uint64_t> size;
+          for (const auto& a : s.meta.allocations) size[a.name] = a.size;
+          EXPECT_EQ(size["data"], batch * 3 * 227 * 227 * 4);
+          for (const auto& l : s.launches) {
+            const std::string k = s.meta.kernels.at(l.kernel).name;
+            const auto e1 = k.find("_expand1x1"), e3 = k.find("_expand3x3");
+            if (e1 == std::string::npos && e3 == std::string::npos) {
+              EXPECT_EQ(l.write_bytes, size[k + "_out"]) << k;
+            }
+          }
+          for (std::size_t i = 0; i + 1 < s.launches.size(); ++i) {
+            const std::string k = s.meta.kernels.at(s.launches[i].kernel).name;
+            if (k.find("_expand1x1") == std::string::npos) continue;
+            const std::string fire = k.substr(0, k.find('_'));
+            EXPECT_EQ(s.launches[i].write_bytes + s.launches[i + 1].write_bytes,
+                      size[fire + "_concat"]);
+          }
+        }};
+  };
+  c.push_back(dnn_case(
+      "alexnet", 2 << 20,
+      {"conv1", "pool1", "conv2", "pool2", "conv3", "conv4", "conv5", "pool5", "fc6", "fc7", "fc8"},
+      1));
+  std::vector<std::string> sn = {"conv1", "pool1"};
+  for (const char* f :
+       {"fire2", "fire3", "fire4", "pool4", "fire5", "fire6", "fire7", "fire8", "pool8", "fire9"}) {
+    if (f[0] == 'p') {
+      sn.emplace_back(f);
+      continue;
+    }
+    for (const char* part : {"_squeeze1x1", "_expand1x1", "_expand3x3"})
+      sn.push_back(std::string(f) + part);
+  }
+  sn.insert(sn.end(), {"conv10", "pool10"});
+  c.push_back(dnn_case("squeezenet", 2 << 20, sn, 1));
   return c;
 }
 
