@@ -65,10 +65,7 @@ void write_fir(GenContext& ctx) {
   wl.cpu_write(input);
   wl.cpu_write(coeff);
   wl.cpu_write(history);
-  for (std::uint64_t c = 0; c < chunks; ++c) {
-    wl.launch(k, static_cast<std::int32_t>(c));
-    wl.launch(kh, static_cast<std::int32_t>(c));
-  }
+  wl.loop(chunks, {k, kh});
   wl.write();
 }
 
