@@ -266,10 +266,10 @@ const Registrar kDoitgen{Generator{
     "doitgen",
     "sum[r] = A[r] * C4, A[r] = sum[r] for r = 0..iters-1 (host loop, two kernels each); "
     "N x N x N A and sum, N x N C4, N = largest multiple of 32 that fits the footprint",
-    {{"iters", "16", "host-loop iterations (slices r = 0..iters-1) in the trace; 0 = all N"}},
+    {{"iters", "0", "host-loop iterations (slices r = 0..iters-1) in the trace; 0 = all N"}},
     write_doitgen,
     "iterative-disjoint",
-    std::uint64_t{136} << 20,
+    std::uint64_t{17} << 20,
     "PolyBench/GPU DOITGEN",
 }};
 
