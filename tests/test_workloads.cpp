@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "sim/config.h"
+#include "sim/error.h"
 #include "sim/simulator.h"
 #include "tests/workload_check.h"
 
@@ -539,6 +540,106 @@ std::vector<Case> cases() {
                    EXPECT_EQ(s.launches[3 * it + 2].write_bytes, 8 * 2);
                  }
                }});
+  c.push_back({"fir", 8 * 2 * 512, {{"chunks", "2"}, {"taps", "4"}}, [](const TraceStats& s) {
+                 const std::uint64_t len = 512, taps = 4;
+                 expect_allocs(s, {{"input", 2 * len * 4},
+                                   {"output", 2 * len * 4},
+                                   {"coeff", taps * 4},
+                                   {"history", taps * 4}});
+                 expect_kernel(s, "fir_cuda", {2, 1, 1}, {256, 1, 1});
+                 EXPECT_EQ(launches(s), loop({"fir_cuda", "fir_save_history"}, 2));
+                 for (int c = 0; c < 2; ++c) {
+                   // per output sample and tap: a coefficient and an input (or history) sample
+                   EXPECT_EQ(s.launches[2 * c].read_bytes, 2 * len * taps * 4);
+                   EXPECT_EQ(s.launches[2 * c].write_bytes, len * 4);
+                   EXPECT_EQ(s.launches[2 * c + 1].read_bytes, taps * 4);
+                   EXPECT_EQ(s.launches[2 * c + 1].write_bytes, taps * 4);
+                 }
+               }});
+  c.push_back(
+      {"radix-sort", 16 * 2048, {}, [](const TraceStats& s) {
+         const std::uint64_t n = 2048, table = 16 * 2;
+         expect_allocs(s, {{"d_keys0", n * 4},
+                           {"d_keys1", n * 4},
+                           {"d_values0", n * 4},
+                           {"d_values1", n * 4},
+                           {"d_counts", table * 4},
+                           {"d_offsets", table * 4}});
+         expect_kernel(s, "radix_scatter", {2, 1, 1}, {256, 1, 1}, (2048 + 16) * 4);
+         EXPECT_EQ(launches(s), loop({"radix_histogram", "radix_scan", "radix_scatter"}, 8));
+         for (int p = 0; p < 8; ++p) {
+           EXPECT_EQ(s.launches[3 * p].read_bytes, n * 4);
+           EXPECT_EQ(s.launches[3 * p].write_bytes, table * 4);
+           EXPECT_EQ(s.launches[3 * p + 1].read_bytes, table * 4);
+           EXPECT_EQ(s.launches[3 * p + 1].write_bytes, table * 4);
+           EXPECT_EQ(s.launches[3 * p + 2].read_bytes, (2 * n + table) * 4);
+           EXPECT_EQ(s.launches[3 * p + 2].write_bytes, 2 * n * 4);
+         }
+       }});
+  c.push_back({"hash-join", 256 * 88 + 4, {}, [](const TraceStats& s) {
+                 const std::uint64_t nr = 256, ns = 1024, slots = 512;
+                 expect_allocs(s, {{"R", nr * 8},
+                                   {"S", ns * 8},
+                                   {"hash_table", slots * 8},
+                                   {"result_count", 4},
+                                   {"results", ns * 8}});
+                 EXPECT_EQ(launches(s), (Launches{{"build_kernel", -1}, {"probe_kernel", -1}}));
+                 const auto m = s.meta.params["matches"].get<std::uint64_t>();
+                 EXPECT_GT(m, ns * 4 / 10);  // 50 % of the probes match
+                 EXPECT_LT(m, ns * 6 / 10);
+                 EXPECT_EQ(s.launches[0].read_bytes, nr * 8);
+                 EXPECT_GE(s.launches[0].write_bytes, nr * 4 * 2);  // >= one CAS and the payload
+                 // per probe tuple: the tuple and >= 1 slot key; per match the payload; the match
+                 // bumps the counter and writes one result
+                 EXPECT_GE(s.launches[1].read_bytes, ns * 8 + ns * 4 + m * 4);
+                 EXPECT_EQ(s.launches[1].write_bytes, m * (4 + 8));
+               }});
+  // The CNNs with every channel count divided by 16: each layer writes its output tensor once.
+  auto dnn_case = [](const std::string& name, std::uint64_t footprint,
+                     std::vector<std::string> layers, std::uint64_t batch) {
+    return Case{
+        name, footprint, {{"channel_div", "16"}, {"batches", "2"}}, [=](const TraceStats& s) {
+          EXPECT_EQ(s.meta.params["batch"].get<std::uint64_t>(), batch);
+          Launches seq;
+          for (std::int32_t i = 0; i < 2; ++i) {
+            for (const auto& l : layers) seq.emplace_back(l, i);
+          }
+          EXPECT_EQ(launches(s), seq);
+          std::map<std::string, std::uint64_t> size;
+          for (const auto& a : s.meta.allocations) size[a.name] = a.size;
+          EXPECT_EQ(size["data"], batch * 3 * 227 * 227 * 4);
+          for (const auto& l : s.launches) {
+            const std::string k = s.meta.kernels.at(l.kernel).name;
+            const auto e1 = k.find("_expand1x1"), e3 = k.find("_expand3x3");
+            if (e1 == std::string::npos && e3 == std::string::npos) {
+              EXPECT_EQ(l.write_bytes, size[k + "_out"]) << k;
+            }
+          }
+          for (std::size_t i = 0; i + 1 < s.launches.size(); ++i) {
+            const std::string k = s.meta.kernels.at(s.launches[i].kernel).name;
+            if (k.find("_expand1x1") == std::string::npos) continue;
+            const std::string fire = k.substr(0, k.find('_'));
+            EXPECT_EQ(s.launches[i].write_bytes + s.launches[i + 1].write_bytes,
+                      size[fire + "_concat"]);
+          }
+        }};
+  };
+  c.push_back(dnn_case(
+      "alexnet", 2 << 20,
+      {"conv1", "pool1", "conv2", "pool2", "conv3", "conv4", "conv5", "pool5", "fc6", "fc7", "fc8"},
+      1));
+  std::vector<std::string> sn = {"conv1", "pool1"};
+  for (const char* f :
+       {"fire2", "fire3", "fire4", "pool4", "fire5", "fire6", "fire7", "fire8", "pool8", "fire9"}) {
+    if (f[0] == 'p') {
+      sn.emplace_back(f);
+      continue;
+    }
+    for (const char* part : {"_squeeze1x1", "_expand1x1", "_expand3x3"})
+      sn.push_back(std::string(f) + part);
+  }
+  sn.insert(sn.end(), {"conv10", "pool10"});
+  c.push_back(dnn_case("squeezenet", 2 << 20, sn, 1));
   return c;
 }
 
@@ -614,6 +715,34 @@ TEST(WorkloadLibrary, RefIdsAreUniqueAcrossTheTrace) {
   EXPECT_GT(refs, 40u);
   // Ids are 0..refs-1 and every launch only uses its own kernel's refs (checked per case).
   EXPECT_EQ(*ids.rbegin(), refs - 1);
+}
+
+}  // namespace
+}  // namespace uvmsim::test
+
+namespace uvmsim::test {
+namespace {
+
+TEST(WorkloadLibrary, TinyFootprintsGenerateOrFailCleanly) {
+  // The smallest footprints clamp the problem to its minimum size or are a UserError; nothing
+  // crashes and nothing is left behind on failure.
+  TempDir dir;
+  for (const gen::Generator* g : gen::generators()) {
+    if (g->name == "touch") continue;  // sized by its own parameters
+    for (std::uint64_t fp : {std::uint64_t{1}, std::uint64_t{4096}}) {
+      const std::string out = dir.file("tiny.uvt");
+      try {
+        gen::generate(g->name, fp, {}, 1, out);
+        trace::TraceReader r(out);
+        EXPECT_GT(r.launches().size(), 0u) << g->name;
+      } catch (const UserError& e) {
+        EXPECT_NE(std::string(e.what()).find("--footprint"), std::string::npos)
+            << g->name << ": " << e.what();
+        EXPECT_FALSE(std::filesystem::exists(out)) << g->name;
+      }
+      std::filesystem::remove(out);
+    }
+  }
 }
 
 }  // namespace

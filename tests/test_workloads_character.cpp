@@ -236,11 +236,10 @@ TEST(WorkloadCharacter, IrregularWorkloadsAreDataDependent) {
 TEST(WorkloadCharacter, SeedsMakeIrregularInputsReproducible) {
   TempDir dir;
   const std::vector<std::pair<std::string, std::uint64_t>> seeded = {
-      {"bfs", 80 << 10},       {"floyd-warshall", 32 << 10},
-      {"cfd", 132 * 192 * 4},  {"btree", 15 * 4096},
-      {"xsbench", 22304 * 16}, {"ra", 70000},
-      {"spmm", 80000},         {"sssp", 80000},
-      {"minivite", 90000}};
+      {"bfs", 80 << 10},    {"floyd-warshall", 32 << 10}, {"cfd", 132 * 192 * 4},
+      {"btree", 15 * 4096}, {"xsbench", 22304 * 16},      {"ra", 70000},
+      {"hash-join", 22532}, {"radix-sort", 32768},        {"spmm", 80000},
+      {"sssp", 80000},      {"minivite", 90000}};
   for (const auto& [name, fp] : seeded) {
     const auto a = file_bytes(gen_trace(dir, name, fp, {}, 7, "a.uvt"));
     const auto b = file_bytes(gen_trace(dir, name, fp, {}, 7, "b.uvt"));

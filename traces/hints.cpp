@@ -29,20 +29,6 @@ json poly_to_json(const Poly& a) {
   return j;
 }
 
-const char* kind_name(AccessKind k) {
-  switch (k) {
-    case AccessKind::Read:
-      return "read";
-    case AccessKind::Write:
-      return "write";
-    case AccessKind::Atomic:
-      return "atomic";
-    case AccessKind::Prefetch:
-      break;
-  }
-  return "prefetch";
-}
-
 /// Hint-specific readers on top of the shared field reader.
 struct HintFields : Fields {
   using Fields::Fields;
@@ -136,7 +122,7 @@ json Hints::to_json() const {
     for (const auto& r : k.refs) {
       json jr = {{"id", r.id},
                  {"alloc", r.alloc},
-                 {"kind", kind_name(r.kind)},
+                 {"kind", uvmsim::to_string(r.kind)},
                  {"bytes", r.bytes},
                  {"count", poly_to_json(r.count)},
                  {"bytes_per_tb", poly_to_json(r.bytes_per_tb)},

@@ -187,7 +187,7 @@ void write_btree(GenContext& ctx) {
       w.op(f_ans, kAluGap, [&](const Thread& t) { return hit(t) ? b.x : kOff; });
     });
   });
-  for (std::uint32_t id : {knodes, recs, curr, offset, keys}) wl.cpu_write(id);
+  wl.cpu_write({knodes, recs, curr, offset, keys});
   wl.launch(k);
   wl.write();
 }

@@ -172,6 +172,11 @@ std::uint64_t square_order(std::uint64_t footprint, std::uint64_t count, std::ui
   return std::max(align, n / align * align);
 }
 
+std::uint64_t iteration_limit(GenContext& ctx, const std::string& param, std::uint64_t max) {
+  const std::uint64_t v = ctx.params.integer(param, 0, 0x7fffffff);
+  return v == 0 ? max : std::min(v, max);
+}
+
 std::uint64_t fit(std::uint64_t footprint, std::uint64_t align,
                   const std::function<std::uint64_t(std::uint64_t)>& bytes) {
   std::uint64_t lo = 1, hi = 2;  // bytes(lo * align) fits (or lo = 1), bytes(hi * align) does not

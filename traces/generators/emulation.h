@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -193,8 +194,18 @@ class Workload {
   void cpu_write(std::uint32_t alloc) { cpu(alloc, AccessKind::Write, 0, size(alloc)); }
   void cpu_read(std::uint32_t alloc) { cpu(alloc, AccessKind::Read, 0, size(alloc)); }
   void cpu(std::uint32_t alloc, AccessKind kind, std::uint64_t offset, std::uint64_t bytes);
+  /// The host initialises several allocations.
+  void cpu_write(std::initializer_list<std::uint32_t> allocs) {
+    for (std::uint32_t a : allocs) cpu_write(a);
+  }
   /// A kernel launch followed by cudaDeviceSynchronize.
   void launch(std::uint32_t kernel, std::int32_t iteration = -1);
+  /// A host loop: for it in 0..iters-1, launch each of `kernels` in order with iteration it.
+  void loop(std::uint64_t iters, std::initializer_list<std::uint32_t> kernels) {
+    for (std::uint64_t it = 0; it < iters; ++it) {
+      for (std::uint32_t k : kernels) launch(k, static_cast<std::int32_t>(it));
+    }
+  }
   std::size_t launches() const { return launches_; }
 
   trace::Metadata& metadata() { return meta_; }
@@ -230,6 +241,9 @@ inline std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b 
 /// Largest n, a multiple of `align` and >= `align`, with count * n * n * elem <= footprint.
 std::uint64_t square_order(std::uint64_t footprint, std::uint64_t count, std::uint64_t elem,
                            std::uint64_t align);
+
+/// An iteration-limit parameter: 0 means all `max` iterations, otherwise at most `max`.
+std::uint64_t iteration_limit(GenContext& ctx, const std::string& param, std::uint64_t max);
 
 /// Largest n = k * align (k >= 1) with bytes(n) <= footprint, for increasing `bytes`; `align`
 /// when even that does not fit.

@@ -11,9 +11,8 @@ namespace {
 constexpr std::uint32_t kBlock = 256;  // DIM_THREAD_BLOCK_X
 
 void write_gramschmidt(GenContext& ctx) {
-  const std::uint64_t iters_param = ctx.params.integer("iters", 0, 0x7fffffff);
   const std::uint64_t n = fit(ctx.footprint, kBlock, [](std::uint64_t v) { return 3 * v * v * 4; });
-  const std::uint64_t iters = iters_param == 0 ? n : std::min(iters_param, n);
+  const std::uint64_t iters = iteration_limit(ctx, "iters", n);
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
   wl.metadata().params["iters"] = iters;
@@ -97,9 +96,7 @@ void write_gramschmidt(GenContext& ctx) {
   });
 
   wl.cpu_write(a);
-  for (std::uint64_t k = 0; k < iters; ++k) {
-    for (std::uint32_t kern : {k1, k2, k3}) wl.launch(kern, static_cast<std::int32_t>(k));
-  }
+  wl.loop(iters, {k1, k2, k3});
   wl.write();
 }
 

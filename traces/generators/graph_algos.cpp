@@ -106,23 +106,13 @@ void write_sssp(GenContext& ctx) {
       w.op(r_d, kAluGap, act);
       w.op(r_lo, 0, act);
       w.op(r_hi, 0, [&](const Thread& t) { return act(t) == kOff ? kOff : act(t) + 1; });
-      std::uint64_t max_deg = 0;
-      for (std::uint32_t l = 0; l < w.size(); ++l) {
-        if (act(w.lane(l)) != kOff) max_deg = std::max(max_deg, g.degree(act(w.lane(l))));
-      }
-      for (std::uint64_t e = 0; e < max_deg; ++e) {
-        auto arc = [&](const Thread& t) {
-          return act(t) != kOff && e < g.degree(act(t)) ? g.offsets[act(t)] + e : kOff;
-        };
-        auto head = [&](const Thread& t) {
-          return arc(t) == kOff ? kOff : std::uint64_t{g.targets[arc(t)]};
-        };
+      for_each_arc_step(w, g, act, [&](std::uint64_t, auto&& arc, auto&& head) {
         w.op(r_col, kAluGap, arc);
         w.op(r_w, 0, arc);
         w.op(r_min, kIndexGap, head);
         w.op(r_upd, kAluGap,
              [&](const Thread& t) { return arc(t) != kOff && imp[arc(t)] ? head(t) : kOff; });
-      }
+      });
     });
   });
   const std::uint32_t ku = wl.kernel("sssp_update", grid, block);
@@ -147,7 +137,7 @@ void write_sssp(GenContext& ctx) {
       w.op(u_chg, 0, [&](const Thread& t) { return set(t) == kOff ? kOff : 0; });
     });
   });
-  for (std::uint32_t id : {offs, cols, wts, dst, mask, upd}) wl.cpu_write(id);
+  wl.cpu_write({offs, cols, wts, dst, mask, upd});
   for (std::uint64_t r = 0; r < rounds; ++r) {
     wl.cpu(changed, AccessKind::Write, 0, 4);
     wl.launch(kr, static_cast<std::int32_t>(r));
@@ -226,23 +216,13 @@ void write_minivite(GenContext& ctx) {
       w.op(b_cur, kIndexGap, tid);
       w.op(b_lo, 0, tid);
       w.op(b_hi, 0, [&](const Thread& t) { return tid(t) == kOff ? kOff : tid(t) + 1; });
-      std::uint64_t max_deg = 0;
-      for (std::uint32_t l = 0; l < w.size(); ++l) {
-        if (tid(w.lane(l)) != kOff) max_deg = std::max(max_deg, g.degree(tid(w.lane(l))));
-      }
-      for (std::uint64_t e = 0; e < max_deg; ++e) {
-        auto arc = [&](const Thread& t) {
-          return tid(t) != kOff && e < g.degree(tid(t)) ? g.offsets[tid(t)] + e : kOff;
-        };
-        auto head = [&](const Thread& t) {
-          return arc(t) == kOff ? kOff : std::uint64_t{g.targets[arc(t)]};
-        };
+      for_each_arc_step(w, g, tid, [&](std::uint64_t, auto&& arc, auto&& head) {
         w.op(b_tail, kAluGap, arc);
         w.op(b_wt, 0, arc);
         w.op(b_nc, kIndexGap, head);
         w.op(b_cd, kIndexGap,
              [&](const Thread& t) { return head(t) == kOff ? kOff : std::uint64_t{cur[head(t)]}; });
-      }
+      });
       w.op(b_t, 4 * kAluGap, tid);
     });
   });
@@ -285,7 +265,7 @@ void write_minivite(GenContext& ctx) {
       w.op(m_w, 8 * kAluGap, [&](const Thread& t) { return t.x == 0 ? std::uint64_t{b.x} : kOff; });
     });
   });
-  for (std::uint32_t id : {offs, edges, vdeg, curr, cdeg}) wl.cpu_write(id);
+  wl.cpu_write({offs, edges, vdeg, curr, cdeg});
   for (std::uint64_t it = 0; it < iters; ++it) {
     for (std::uint32_t k : {k1, k2, k3}) wl.launch(k, static_cast<std::int32_t>(it));
     wl.cpu_read(part);

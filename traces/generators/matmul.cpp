@@ -48,7 +48,7 @@ void naive_product(GenContext& ctx, const char* kernel, trace::Dim3 block, bool 
       w.op(wc, kAluGap, [&](const Thread& t) { return i(t) * n + j(t); });
     });
   });
-  for (std::uint32_t id : {a, b, c}) wl.cpu_write(id);
+  wl.cpu_write({a, b, c});
   wl.launch(k);
   wl.write();
 }

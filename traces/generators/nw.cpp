@@ -98,7 +98,7 @@ const Registrar kNw{Generator{
     {},
     write_nw,
     "iterative-disjoint",
-    std::uint64_t{32} << 20,
+    std::uint64_t{128} << 20,
     "Rodinia nw",
 }};
 

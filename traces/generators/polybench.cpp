@@ -21,14 +21,9 @@ trace::Dim3 grid_2d(std::uint64_t cols, std::uint64_t rows) {
           static_cast<std::uint32_t>(ceil_div(rows, kBy)), 1};
 }
 
-std::uint64_t iterations(GenContext& ctx, const char* name, std::uint64_t max) {
-  const std::uint64_t v = ctx.params.integer(name, 0, 0x7fffffff);
-  return v == 0 ? max : std::min(v, max);
-}
-
 void write_lu(GenContext& ctx) {
   const std::uint64_t n = fit(ctx.footprint, 256, [](std::uint64_t v) { return v * v * 4; });
-  const std::uint64_t iters = iterations(ctx, "iters", n);
+  const std::uint64_t iters = iteration_limit(ctx, "iters", n);
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
   wl.metadata().params["iters"] = iters;
@@ -82,10 +77,7 @@ void write_lu(GenContext& ctx) {
     });
   });
   wl.cpu_write(a);
-  for (std::uint64_t k = 0; k < iters; ++k) {
-    wl.launch(k1, static_cast<std::int32_t>(k));
-    wl.launch(k2, static_cast<std::int32_t>(k));
-  }
+  wl.loop(iters, {k1, k2});
   wl.write();
 }
 
@@ -93,7 +85,7 @@ void write_doitgen(GenContext& ctx) {
   // A and sum are NR x NQ x NP with NR = NQ = NP = N, C4 is NP x NP.
   const std::uint64_t n =
       fit(ctx.footprint, 32, [](std::uint64_t v) { return (2 * v * v * v + v * v) * 4; });
-  const std::uint64_t iters = iterations(ctx, "iters", n);
+  const std::uint64_t iters = iteration_limit(ctx, "iters", n);
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
   wl.metadata().params["iters"] = iters;
@@ -137,10 +129,7 @@ void write_doitgen(GenContext& ctx) {
   });
   wl.cpu_write(a);
   wl.cpu_write(c4);
-  for (std::uint64_t r = 0; r < iters; ++r) {
-    wl.launch(k1, static_cast<std::int32_t>(r));
-    wl.launch(k2, static_cast<std::int32_t>(r));
-  }
+  wl.loop(iters, {k1, k2});
   wl.write();
 }
 
@@ -179,7 +168,7 @@ void write_2dconv(GenContext& ctx) {
     });
   });
   wl.cpu_write(a);
-  for (std::uint64_t it = 0; it < iters; ++it) wl.launch(k, static_cast<std::int32_t>(it));
+  wl.loop(iters, {k});
   wl.write();
 }
 
@@ -257,10 +246,8 @@ void write_fdtd2d(GenContext& ctx) {
       w.op(s3_w, 2 * kAluGap, [&](const Thread& t) { return on(t, 0, 0); });
     });
   });
-  for (std::uint32_t id : {fict, ex, ey, hz}) wl.cpu_write(id);
-  for (std::uint64_t t = 0; t < tmax; ++t) {
-    for (std::uint32_t k : {k1, k2, k3}) wl.launch(k, static_cast<std::int32_t>(t));
-  }
+  wl.cpu_write({fict, ex, ey, hz});
+  wl.loop(tmax, {k1, k2, k3});
   wl.write();
 }
 
@@ -279,10 +266,10 @@ const Registrar kDoitgen{Generator{
     "doitgen",
     "sum[r] = A[r] * C4, A[r] = sum[r] for r = 0..iters-1 (host loop, two kernels each); "
     "N x N x N A and sum, N x N C4, N = largest multiple of 32 that fits the footprint",
-    {{"iters", "16", "host-loop iterations (slices r = 0..iters-1) in the trace; 0 = all N"}},
+    {{"iters", "0", "host-loop iterations (slices r = 0..iters-1) in the trace; 0 = all N"}},
     write_doitgen,
     "iterative-disjoint",
-    std::uint64_t{136} << 20,
+    std::uint64_t{17} << 20,
     "PolyBench/GPU DOITGEN",
 }};
 

@@ -4,6 +4,7 @@
 // pseudo-random, data-dependent position: no spatial or temporal locality beyond chance.
 #include <random>
 
+#include "sim/error.h"
 #include "traces/generators/emulation.h"
 
 namespace uvmsim::gen {
@@ -15,8 +16,11 @@ constexpr std::uint64_t kPoly = 0x7;  // HPCC's POLY
 void write_ra(GenContext& ctx) {
   const std::uint64_t per_entry = ctx.params.integer("updates", 1, 64);
   const std::uint64_t threads_param = ctx.params.integer("threads", 32, 1u << 24);
-  std::uint64_t size = 1;  // table entries: the largest power of two that fits
-  while (size * 2 * 8 + threads_param * 8 <= ctx.footprint) size *= 2;
+  // Table entries: the largest power of two that fits with the threads' starting values.
+  auto bytes = [&](std::uint64_t n) { return n * 8 + std::min(threads_param, n) * 8; };
+  if (bytes(32) > ctx.footprint) throw UserError("--footprint: must be at least 512 bytes for ra");
+  std::uint64_t size = 32;
+  while (bytes(size * 2) <= ctx.footprint) size *= 2;
   const std::uint64_t threads = std::min(threads_param, size) / 32 * 32;
   const std::uint64_t per_thread = std::max<std::uint64_t>(1, size * per_entry / threads);
   Workload wl(ctx);

@@ -76,7 +76,7 @@ void write_hotspot(GenContext& ctx) {
       });
     });
   }
-  for (std::uint32_t id : {power, temp[0]}) wl.cpu_write(id);
+  wl.cpu_write({power, temp[0]});
   for (std::uint64_t t = 0; t < launches; ++t) wl.launch(k[t % 2], static_cast<std::int32_t>(t));
   wl.write();
 }

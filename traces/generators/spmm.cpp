@@ -62,7 +62,7 @@ void write_spmm(GenContext& ctx) {
       w.op(w_c, kAluGap, [&](const Thread& t) { return rw(t) * cols + cl(t); });
     });
   });
-  for (std::uint32_t id : {row_ptr, col_ind, val, b}) wl.cpu_write(id);
+  wl.cpu_write({row_ptr, col_ind, val, b});
   wl.launch(kern);
   wl.write();
 }

@@ -136,7 +136,7 @@ void write_xsbench(GenContext& ctx) {
       w.op_lane(w_ver, kAluGap, [&](std::uint32_t i) { return id[i]; });
     });
   });
-  for (std::uint32_t id : {num_nucs, concs, mats_a, uni, index, nuclide}) wl.cpu_write(id);
+  wl.cpu_write({num_nucs, concs, mats_a, uni, index, nuclide});
   wl.launch(k);
   wl.write();
 }
