@@ -159,6 +159,8 @@ std::vector<Case> tiny_workloads() {
       {"touch", {"touch", "4M", {"size=4M", "offsets=0K,64K,2048K", "delay_us=1"}}},
       {"btree", {"btree", "61440", {"queries=256"}}},  // heavy ones at their smallest sizes
       {"xsbench", {"xsbench", "356864", {"lookups=1024"}}},
+      {"alexnet", {"alexnet", "2M", {"channel_div=16", "batches=1"}}},
+      {"squeezenet", {"squeezenet", "2M", {"channel_div=16", "batches=1"}}},
       {"ra", {"ra", "1M", {}}},  // smaller, the default 65536 threads leave no table
       {"gemm", {"gemm", "49152", {}}},
       {"hellinger", {"hellinger", "49152", {}}}};
