@@ -106,12 +106,17 @@ Poly fit(const std::map<std::int64_t, std::uint64_t>& pts) {
 
 /// The window [start(x), start(x) + span(x)) covering [lo(x), hi(x)) for every x, if the lowest
 /// offset is a non-constant polynomial in the iteration (the offset depends on the loop variable,
-/// as SUV's analysis requires); offsets that move irregularly (data-dependent guards) make none.
+/// as SUV's analysis requires) over more iterations than the polynomial has coefficients;
+/// offsets that move irregularly (data-dependent guards) make none.
 std::optional<IterationWindow> fit_window(const Series& s) {
   std::map<std::int64_t, std::int64_t> lo;
   for (const auto& [x, v] : s.lo) lo[x] = static_cast<std::int64_t>(v);
   const std::optional<Poly> q = exact_fit(lo);
   if (!q || (q->per_iteration == 0 && q->per_iteration_squared == 0)) return std::nullopt;
+  // Any two points lie on a line and any three on a parabola: only a fit with a point to spare
+  // is evidence that the offset follows the iteration.
+  const std::size_t params = q->per_iteration_squared != 0 ? 3 : 2;
+  if (lo.size() <= params) return std::nullopt;
   const Poly start = *q;
   std::map<std::int64_t, std::uint64_t> span;
   for (const auto& [x, h] : s.hi)
