@@ -346,6 +346,7 @@ void UvmDriver::service_block(std::size_t first, std::size_t last, ServiceTimes&
       prefetch &= b.valid_mask();
       prefetch.and_not(faulted);
       prefetch.and_not(b.gpu_resident);
+      if (place_.active()) prefetch.and_not(place_.block(b.id).no_migrate);  // host pins stay
       // An observed region's sample pages stay on the host until the GPU touches them.
       if (const ObservedRegion* o = obs_.find(b.id)) prefetch.and_not(o->samples);
     }
@@ -620,6 +621,7 @@ void UvmDriver::service_access_counters(ServiceTimes& st) {
                            prefetch);
         prefetch &= b.cpu_resident;  // access-counter servicing never zero-fills untouched pages
         prefetch.and_not(pages);
+        if (place_.active()) prefetch.and_not(place_.block(b.id).no_migrate);
         make_resident_gpu(b, pages, prefetch, HtodCause::AccessCounter, st, nullptr);
         b.remote_mapped.and_not(b.gpu_resident);
         ++b.mapping_gen;
@@ -645,6 +647,7 @@ Tick UvmDriver::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Tick t)
           PageMask one;
           one.set(p);
           b.read_only_gpu.reset(p);
+          if (place_.active()) unpin_leaving(b, one, st.cpu);
           clear_gpu_resident(b, one, st.cpu);
           ++b.mapping_gen;
         }

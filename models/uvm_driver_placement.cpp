@@ -309,19 +309,19 @@ std::uint32_t UvmDriver::reserve_on_demand(Addr va, std::uint64_t size, std::uin
     activate_placement();
     const std::uint32_t r = place_.create_reservation((bytes + kBlockSize - 1) / kBlockSize);
     ++ctx_.stats.placement.reservations;
-    // ONDEMAND unsets every memory-management policy of the range (§V-D ③): pins, no-migrate,
-    // access-counter migration; the pages migrate on faults into the reservation.
+    // ONDEMAND unsets the range's pins and no-migrate (§V-D ③): the pages migrate on faults
+    // into the reservation. Access-counter migration is kept, so a reserved range may also
+    // migrate by counters (SUV's Unknown structures, Algorithm 1 lines 4-5).
     for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
       PageMask pages;
       pages.set_range(p0, p1);
       BlockPlacement& bp = place_.block(b.id);
       if (obs_.find(b.id)) drop_observation(b, false);
-      PageMask unmap = pages & (bp.host_pinned | bp.acm) & b.remote_mapped;
+      PageMask unmap = minus(pages & bp.host_pinned & b.remote_mapped, bp.acm);
       if (b.preferred == PreferredLocation::Cpu) unmap.clear();
       bp.gpu_pinned.and_not(pages);
       bp.host_pinned.and_not(pages);
       bp.no_migrate.and_not(pages);
-      bp.acm.and_not(pages);
       b.remote_mapped.and_not(unmap);
       if (unmap.any()) ++b.mapping_gen;
       st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();

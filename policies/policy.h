@@ -192,10 +192,10 @@ class PolicyEngine {
   virtual void pin_on_host(Addr va, std::uint64_t size) { (void)va, (void)size; }
   /// Ends host pins: the remote mapping is removed, the next GPU access faults and migrates.
   virtual void unpin_on_host(Addr va, std::uint64_t size) { (void)va, (void)size; }
-  /// SUV's ONDEMAND(ds, wss): clears every pin / no-migrate / access-counter setting of the
-  /// range so it migrates on faults, and gives its blocks an HBM reservation of `bytes` (rounded
-  /// up to 2 MB chunks): they only take reserved chunks and, at the quota, evict only each
-  /// other. Returns the reservation id.
+  /// SUV's ONDEMAND(ds, wss): clears the range's pins and no-migrate so it migrates on faults
+  /// (access-counter migration, if on, stays on), and gives its blocks an HBM reservation of
+  /// `bytes` (rounded up to 2 MB chunks): they only take reserved chunks and, at the quota,
+  /// evict only each other. Returns the reservation id.
   virtual std::uint32_t reserve_on_demand(Addr va, std::uint64_t size, std::uint64_t bytes) {
     (void)va, (void)size, (void)bytes;
     return 0;

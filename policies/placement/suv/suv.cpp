@@ -178,8 +178,8 @@ class SuvPlacement final : public PlacementPolicy {
 
     std::vector<std::uint8_t> in_kernel(range_of_.size(), 0);
     for (const auto& d : ds) in_kernel[d.alloc] = 1;
-    // Structures this launch does not use keep their data but lose Algorithm 1's pins and
-    // reservations.
+    // Structures this launch does not use keep their data (and access-counter ranges) but lose
+    // Algorithm 1's pins and reservations: their chunks become evictable.
     for (std::uint32_t a = 0; a < range_of_.size(); ++a) {
       const VaRange* r = range(a);
       if (!r || !r->managed || in_kernel[a]) continue;
@@ -229,12 +229,10 @@ class SuvPlacement final : public PlacementPolicy {
             engine_.reserve_on_demand(r->base, r->size, d.chunks * kBlockSize);
             s.reserved = true;
             s.reserved_chunks = d.chunks;
-            s.acm = false;
           }
-          if (d.kind == Step::Reserve && !s.acm) {
-            engine_.set_access_counter_migration(r->base, r->size, true);  // lines 4-5
-            s.acm = true;
-          }
+          // Unknown: access-counter migration into the reservation (lines 4-5); Temporal:
+          // page-fault migration only.
+          set_acm(*r, s, d.kind == Step::Reserve);
           break;
         case Step::Pin: {
           // HBMPIN(ds, pinSize): the first blocks not already held by a window.
@@ -250,7 +248,15 @@ class SuvPlacement final : public PlacementPolicy {
         case Step::Window:
           break;
       }
+      if (d.kind != Step::Reserve && d.kind != Step::OnDemand) set_acm(*r, s, false);
     }
+  }
+
+  /// Turns access-counter migration of the whole structure on or off (only on a change).
+  void set_acm(const VaRange& r, AllocState& s, bool on) {
+    if (s.acm == on) return;
+    engine_.set_access_counter_migration(r.base, r.size, on);
+    s.acm = on;
   }
 
   /// Blocks of `r` that Algorithm 1 pins on the HBM for decision `d`.
@@ -281,8 +287,7 @@ class SuvPlacement final : public PlacementPolicy {
   void release_reservation(std::uint32_t a, const VaRange& r) {
     AllocState& s = state_[a];
     if (s.reserved) engine_.release_reservation(r.base, r.size);
-    if (s.acm) engine_.set_access_counter_migration(r.base, r.size, false);
-    s.reserved = s.acm = false;
+    s.reserved = false;
     s.reserved_chunks = 0;
   }
 
