@@ -258,13 +258,17 @@ void UvmDriver::pin_on_host(Addr va, std::uint64_t size) {
       }
       // ② Uninitialised pages are first-touched (memset) on the host, so the GPU never faults.
       st.cpu += host_first_touch(b, add);
-      // ③ SetAccessedBy: the GPU maps the host copy; it never migrates.
+      // ③ SetAccessedBy: the GPU maps the host copy (PTE writes for pages not mapped yet); it
+      // never migrates.
+      const PageMask map = minus(add, b.remote_mapped);
       b.remote_mapped |= add;
       bp.host_pinned |= add;
       bp.no_migrate |= add;
-      st.cpu += ns_to_ps(cfg_.cost.page_ns) * add.count();
-      ++b.mapping_gen;
-      b.map_ready_at = std::max(b.map_ready_at, st.cpu);
+      if (map.any() || on_gpu.any()) {
+        st.cpu += ns_to_ps(cfg_.cost.page_ns) * map.count();
+        ++b.mapping_gen;
+        b.map_ready_at = std::max(b.map_ready_at, st.cpu);
+      }
       refresh_placement(b, st.cpu);
       ctx_.stats.placement.host_pinned_pages += add.count();
       changed = true;

@@ -225,14 +225,15 @@ class SuvPlacement final : public PlacementPolicy {
       switch (d.kind) {
         case Step::Reserve:
         case Step::OnDemand:
+          // Unknown: access-counter migration into the reservation (lines 4-5), turned on
+          // first so the reservation keeps the remote mappings; Temporal: faults only.
+          if (d.kind == Step::Reserve) set_acm(*r, s, true);
           if (!s.reserved || s.reserved_chunks != d.chunks) {
             engine_.reserve_on_demand(r->base, r->size, d.chunks * kBlockSize);
             s.reserved = true;
             s.reserved_chunks = d.chunks;
           }
-          // Unknown: access-counter migration into the reservation (lines 4-5); Temporal:
-          // page-fault migration only.
-          set_acm(*r, s, d.kind == Step::Reserve);
+          if (d.kind == Step::OnDemand) set_acm(*r, s, false);
           break;
         case Step::Pin: {
           // HBMPIN(ds, pinSize): the first blocks not already held by a window.
