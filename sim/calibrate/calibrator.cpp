@@ -56,7 +56,11 @@ double loss_of(const std::vector<Residual>& res, double scale) {
   return l;
 }
 
-double round_to(double v, double q) { return std::round(v / q) * q; }
+/// Rounds to a multiple of q = 1/k (k integral), dividing last so 4502.4 prints as 4502.4.
+double round_to(double v, double q) {
+  const double k = std::round(1.0 / q);
+  return std::round(v * k) / k;
+}
 
 struct Problem {
   const SimConfig& base;
@@ -418,33 +422,36 @@ json report_json(const Result& r) {
                     {"held_out_summary", stats_json(r.holdout_before)}}}};
 }
 
-json calibrated_preset(const json& base_doc, const Result& r, const std::string& source) {
-  json doc = base_doc;
+nlohmann::ordered_json calibrated_preset(const nlohmann::ordered_json& base_doc, const Result& r,
+                                        const std::string& source) {
+  nlohmann::ordered_json doc = base_doc;
   const json cfg = r.config.to_json();
   auto put = [&](const std::string& knob) {
     const auto dot = knob.find('.');
     const std::string g = knob.substr(0, dot), k = knob.substr(dot + 1);
     doc[g][k] = cfg.at(g).at(k);
-    doc["provenance"][knob] = {{"kind", "fitted"}, {"source", source}};
+    doc["provenance"][knob] = nlohmann::ordered_json{{"kind", "fitted"}, {"source", source}};
   };
   for (const auto& p : r.params)
     if (p.status != "no effect (kept)" && p.status != "kept") put(p.knob);
   if (r.curve_source[0] != "base preset") put("link.htod_curve");
   if (r.curve_source[1] != "base preset") put("link.dtoh_curve");
-  doc["calibration"] = {{"tool", "uvmsim calibrate"},
-                        {"source", source},
-                        {"curve_source", {{"htod", r.curve_source[0]}, {"dtoh", r.curve_source[1]}}},
-                        {"evaluations", r.evaluations},
-                        {"fitted_residuals", stats_json(r.train_after)},
-                        {"held_out_residuals", stats_json(r.holdout_after)}};
+  doc["calibration"] = nlohmann::ordered_json{
+      {"tool", "uvmsim calibrate"},
+      {"source", source},
+      {"curve_source", {{"htod", r.curve_source[0]}, {"dtoh", r.curve_source[1]}}},
+      {"evaluations", r.evaluations},
+      {"fitted_residuals", stats_json(r.train_after)},
+      {"held_out_residuals", stats_json(r.holdout_after)}};
   return doc;
 }
 
 namespace {
-void pretty_rec(const json& j, int indent, std::ostringstream& o) {
-  const bool flat = j.is_array() && std::all_of(j.begin(), j.end(), [](const json& e) {
+void pretty_rec(const nlohmann::ordered_json& j, int indent, std::ostringstream& o) {
+  using oj = nlohmann::ordered_json;
+  const bool flat = j.is_array() && std::all_of(j.begin(), j.end(), [](const oj& e) {
                       return e.is_primitive() ||
-                             (e.is_array() && std::all_of(e.begin(), e.end(), [](const json& x) {
+                             (e.is_array() && std::all_of(e.begin(), e.end(), [](const oj& x) {
                                 return x.is_primitive();
                               }));
                     });
@@ -466,7 +473,7 @@ void pretty_rec(const json& j, int indent, std::ostringstream& o) {
   o << "{\n";
   std::size_t i = 0;
   for (const auto& [k, v] : j.items()) {
-    o << pad << json(k).dump() << ": ";
+    o << pad << oj(k).dump() << ": ";
     pretty_rec(v, indent + 2, o);
     o << (++i < j.size() ? ",\n" : "\n");
   }
@@ -474,7 +481,7 @@ void pretty_rec(const json& j, int indent, std::ostringstream& o) {
 }
 }  // namespace
 
-std::string pretty_json(const json& j) {
+std::string pretty_json(const nlohmann::ordered_json& j) {
   std::ostringstream o;
   pretty_rec(j, 0, o);
   o << "\n";

@@ -74,10 +74,10 @@ nlohmann::json report_json(const Result& r);
 
 /// The base preset document with fitted knobs replaced, their provenance set to "fitted" (with
 /// `source`) and a "calibration" section summarising the fit.
-nlohmann::json calibrated_preset(const nlohmann::json& base_doc, const Result& r,
-                                 const std::string& source);
+nlohmann::ordered_json calibrated_preset(const nlohmann::ordered_json& base_doc, const Result& r,
+                                         const std::string& source);
 
 /// JSON with arrays of numbers kept on one line (readable presets).
-std::string pretty_json(const nlohmann::json& j);
+std::string pretty_json(const nlohmann::ordered_json& j);
 
 }  // namespace uvmsim::calib

@@ -29,10 +29,10 @@ std::vector<std::string> comma_list(const std::vector<std::string>& v) {
   return out;
 }
 
-nlohmann::json read_preset_doc(const std::string& name) {
+nlohmann::ordered_json read_preset_doc(const std::string& name) {
   const auto path = SimConfig::find_preset(name);
   std::ifstream in(path);
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(in, nullptr, false);
   if (j.is_discarded()) throw UserError(path.string() + ": not valid JSON");
   return j;
 }
@@ -325,7 +325,7 @@ int cmd_calibrate(const Args& args, std::ostream& out, std::ostream& err) {
     std::string source = "uvmsim calibrate on";
     for (const auto& r : runs)
       if (!r.holdout) source += " " + r.label;
-    nlohmann::json doc = calib::calibrated_preset(read_preset_doc(gpu), res, source);
+    nlohmann::ordered_json doc = calib::calibrated_preset(read_preset_doc(gpu), res, source);
     if (vm.count("name")) doc["gpu"]["name"] = vm["name"].as<std::string>();
     const std::string path = vm["output"].as<std::string>();
     std::ofstream f(path);
