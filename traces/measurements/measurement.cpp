@@ -25,7 +25,10 @@ E parse_enum(const json& v, const std::array<const char*, N>& names, const std::
   for (std::size_t i = 0; i < N; ++i)
     if (v == names[i]) return static_cast<E>(i);
   std::string known;
-  for (const char* n : names) known += (known.empty() ? "" : "|") + std::string(n);
+  for (const char* n : names) {
+    if (!known.empty()) known += '|';
+    known += n;
+  }
   throw UserError(where, field, "unknown value " + v.dump() + " (expected " + known + ")");
 }
 
