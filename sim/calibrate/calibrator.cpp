@@ -122,6 +122,7 @@ nlopt::algorithm algorithm_of(const std::string& name, std::size_t n) {
 
 Result calibrate(const SimConfig& base_in, const std::vector<RunInput>& runs, const Options& opts) {
   if (runs.empty()) throw UserError("--measured: at least one measurement is required");
+  algorithm_of(opts.algorithm, 2);  // reject an unknown optimizer before any work
   Result res;
   SimConfig base = base_in;
   std::set<std::string> labels;
@@ -248,6 +249,9 @@ Result calibrate(const SimConfig& base_in, const std::vector<RunInput>& runs, co
           break;
         case nlopt::FTOL_REACHED:
           res.stop_reason = "converged (objective tolerance)";
+          break;
+        case nlopt::SUCCESS:
+          res.stop_reason = "converged";
           break;
         default:
           res.stop_reason = "stopped (nlopt result " + std::to_string(static_cast<int>(r)) + ")";

@@ -100,7 +100,10 @@ RunMetrics from_measurement(const meas::Measurement& m) {
                    [](const FaultGroup& a, const FaultGroup& b) { return a.start_ns < b.start_ns; });
   std::stable_sort(kernels.begin(), kernels.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& k : kernels) r.kernel_ns.push_back(k.second);
+  for (const auto& k : kernels) {
+    r.kernel_start_ns.push_back(static_cast<double>(k.first));
+    r.kernel_ns.push_back(k.second);
+  }
   return r;
 }
 
@@ -168,8 +171,10 @@ SimRun run_sim(const SimConfig& cfg, const std::filesystem::path& trace, bool wa
     r.bytes[kHtoD][to_string(static_cast<HtodCause>(i))] = s.htod_by_cause[i];
   for (std::size_t i = 0; i < s.dtoh_by_cause.size(); ++i)
     r.bytes[kDtoH][to_string(static_cast<DtohCause>(i))] = s.dtoh_by_cause[i];
-  for (const auto& k : s.kernels)
+  for (const auto& k : s.kernels) {
+    r.kernel_start_ns.push_back(static_cast<double>(k.start) / kPsPerNs);
     r.kernel_ns.push_back(static_cast<double>(k.end - k.start) / kPsPerNs);
+  }
   r.cpu_faults = s.cpu_faults;
   r.thrashing = s.thrashing_pages;
   r.throttling = s.throttle_hints;
@@ -279,6 +284,15 @@ std::vector<Residual> compare(const std::string& run, const RunMetrics& m, const
         out.push_back(make("kernel_time", run, static_cast<int>(i),
                            "launch " + std::to_string(i), m.kernel_ns[i], sim->kernel_ns[i],
                            kTimeFloorNs));
+      // From one kernel's end to the next one's start: launch overhead (and host work).
+      auto gap = [](const RunMetrics& x, std::size_t i) {
+        return x.kernel_start_ns[i] - (x.kernel_start_ns[i - 1] + x.kernel_ns[i - 1]);
+      };
+      for (std::size_t i = 1; i < m.kernel_ns.size(); ++i)
+        if (gap(m, i) >= 0)
+          out.push_back(make("kernel_gap", run, static_cast<int>(i),
+                             "before launch " + std::to_string(i), gap(m, i), gap(*sim, i),
+                             kTimeFloorNs));
     } else {
       double mt = 0, st = 0;
       for (double k : m.kernel_ns) mt += k;

@@ -34,6 +34,7 @@ struct RunMetrics {
   std::vector<FaultGroup> groups;  ///< GPU fault groups (driver batches), in start order
   bool has_fault_data = false;     ///< the measurement recorded GPU faults at all
   std::vector<double> kernel_ns;   ///< kernel durations in launch order
+  std::vector<double> kernel_start_ns;  ///< kernel start times (same order), for launch gaps
   /// Migrated bytes by direction and cause in the simulator's vocabulary ("demand", "prefetch",
   /// "user_prefetch", "access_counter" / "eviction", "cpu_fault", "user_prefetch", "unknown").
   std::array<std::map<std::string, std::uint64_t>, 2> bytes;
