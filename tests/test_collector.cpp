@@ -12,6 +12,7 @@
 
 #include "sim/calibrate/metrics.h"
 #include "test_util.h"
+#include "traces/collector/access_file.h"
 #include "traces/collector/collector.h"
 #include "traces/collector/cupti_decode.h"
 #include "traces/trace.h"
@@ -338,6 +339,45 @@ TEST(Collector, WritesMeasurementAndTraceFromSyntheticBuffers) {
   cli_ok({"run", "--gpu", "gtx1080ti", "--trace", tpath, "--quiet"});
 }
 
+TEST(Collector, MergesTheSanitizerTracersAccessFilesIntoTheTrace) {
+  TempDir d;
+  const auto dir = std::filesystem::path(d.file("app.accesses"));
+  std::filesystem::create_directories(dir);
+  // Launch 0: block 0 warp 0 reads two pages, block 3 warp 7 writes one; a record for a block
+  // outside the grid is ignored.
+  collector::write_access_file(collector::access_file(dir, 0),
+                               {{kBase + 8, 0, 0, 1, 4},
+                                {kBase + 4096 * 9, 3, 7, 2, 8},
+                                {kBase + 4096, 0, 0, 1, 4},
+                                {kBase, 99, 0, 1, 4}},
+                               /*dropped=*/2);
+  const auto tpath = d.file("app.uvt");
+  collector::Collector c({d.file("app.jsonl"), tpath, "./app", dir});
+  for (const auto& call : sample_calls()) c.on_api(call);
+  for (const auto& rec : sample_buffer().decode_all()) c.on_activity(rec);
+  const auto rep = c.finish();
+  EXPECT_EQ(rep.access_records, 4u);
+  EXPECT_EQ(rep.access_records_dropped, 2u);
+  trace::TraceReader t(tpath);
+  auto stream = t.launch(0);
+  trace::ThreadblockView tb;
+  std::vector<trace::WarpStream> warps;
+  std::vector<std::string> got;
+  while (stream.next(tb)) {
+    tb.warp_streams(warps);
+    for (std::size_t w = 0; w < warps.size(); ++w) {
+      trace::AccessRecord r;
+      while (warps[w].next(r))
+        got.push_back(std::to_string(tb.tb_id) + "/" + std::to_string(w) + ":" +
+                      std::to_string(r.va - kBase) + (r.kind == AccessKind::Write ? "w" : "r"));
+    }
+    stream.release(tb);
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"0/0:8r", "0/0:4096r", "3/7:36864w"}));
+  const auto m = meas::read(d.file("app.jsonl"));
+  EXPECT_NE(m.summary.warnings.back().find("2 access records dropped"), std::string::npos);
+}
+
 bool have_driver() {
   void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (h) dlclose(h);
@@ -366,6 +406,12 @@ TEST(CollectWrapper, ClearErrorWithoutGpuDriver) {
   const auto [c3, o3] = run_shell(std::string(UVMSIM_COLLECT_BINARY) + " --help");
   EXPECT_EQ(c3, 0);
   EXPECT_NE(o3.find("CUDA_INJECTION64_PATH"), std::string::npos);
+  if (!std::filesystem::exists(std::filesystem::path(UVMSIM_COLLECTOR_LIB).parent_path() /
+                               "libuvmtrace_accesses.so")) {
+    const auto [c4, o4] = run_shell(std::string(UVMSIM_COLLECT_BINARY) + " --accesses -- /bin/true");
+    EXPECT_EQ(c4, 2);
+    EXPECT_NE(o4.find("no Compute Sanitizer API (sanitizer.h)"), std::string::npos) << o4;
+  }
 }
 
 TEST(CollectWrapper, InjectedLibraryNeverBreaksTheApplication) {

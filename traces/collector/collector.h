@@ -21,11 +21,14 @@ struct Options {
   std::filesystem::path measurement;  ///< .jsonl measurement file
   std::filesystem::path trace;        ///< .uvt (allocations, kernels, host events); empty = none
   std::string app;                    ///< command line of the traced program
+  /// Directory of the Sanitizer tracer's per-launch access files (access_file.h); empty = none.
+  std::filesystem::path access_dir;
 };
 
 struct FinishReport {
   std::uint64_t records = 0, dropped = 0, launches = 0, allocations = 0, host_events = 0;
   std::uint64_t inferred_cpu_accesses = 0, relocated_allocations = 0, unmatched_kernels = 0;
+  std::uint64_t access_records = 0, access_records_dropped = 0, launches_without_accesses = 0;
   std::vector<std::string> warnings;
 };
 

@@ -12,6 +12,7 @@
 //   UVMTRACE_DEVICE_BUFFER_MB  CUPTI device-side buffer (CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE)
 //   UVMTRACE_FLUSH_MS=N        periodic flush (cuptiActivityFlushPeriod), 0 = only at exit
 //   UVMTRACE_QUIET=1           no summary on stderr
+//   UVMTRACE_ACCESS_DIR=DIR    merge the Sanitizer tracer's per-launch access files into the .uvt
 //
 // Nothing here may break the application: every CUPTI error is reported once on stderr and the
 // collector degrades (no unified-memory counters -> kernel-only tracing; no CUPTI -> nothing).
@@ -202,6 +203,7 @@ void init() {
     opts.measurement = prefix + ".jsonl";
     if (!std::getenv("UVMTRACE_NO_TRACE")) opts.trace = prefix + ".uvt";
     if (const char* cmd = std::getenv("UVMTRACE_COMMAND")) opts.app = cmd;
+    if (const char* dir = std::getenv("UVMTRACE_ACCESS_DIR"); dir && *dir) opts.access_dir = dir;
 
     CUptiResult st = cuptiSubscribe(&g_subscriber, on_callback, nullptr);
     if (st != CUPTI_SUCCESS) {

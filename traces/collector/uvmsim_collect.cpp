@@ -32,6 +32,9 @@ void usage(std::FILE* f) {
                "  --preload             inject with LD_PRELOAD instead of CUDA_INJECTION64_PATH\n"
                "                        (also traces child processes, each to PREFIX.<pid>.*)\n"
                "  --no-trace            write only the measurement file\n"
+               "  --accesses            also record every warp's global accesses with the Compute\n"
+               "                        Sanitizer tracer (libuvmtrace_accesses.so; built only when\n"
+               "                        the toolkit has sanitizer.h) into the .uvt: very slow\n"
                "  --buffer-mb N         CUPTI activity buffer size (default 8)\n"
                "  --flush-ms N          flush activity buffers every N ms (default: at exit)\n"
                "  --library PATH        libuvmtrace.so to inject (default: next to this program,\n"
@@ -49,7 +52,7 @@ std::string self_dir() {
 
 int main(int argc, char** argv) {
   std::string prefix = "uvmtrace", library, buffer_mb, flush_ms;
-  bool preload = false, no_trace = false;
+  bool preload = false, no_trace = false, accesses = false;
   int i = 1;
   for (; i < argc; ++i) {
     const std::string a = argv[i];
@@ -72,6 +75,8 @@ int main(int argc, char** argv) {
       preload = true;
     } else if (a == "--no-trace") {
       no_trace = true;
+    } else if (a == "--accesses") {
+      accesses = true;
     } else if (a == "--buffer-mb") {
       buffer_mb = value("--buffer-mb");
     } else if (a == "--flush-ms") {
@@ -97,6 +102,18 @@ int main(int argc, char** argv) {
   if (!fs::exists(lib)) {
     std::fprintf(stderr, "uvmsim-collect: error: collector library %s not found (--library)\n",
                  lib.c_str());
+    return 2;
+  }
+  const fs::path access_lib = lib.parent_path() / "libuvmtrace_accesses.so";
+  if (accesses && !fs::exists(access_lib)) {
+    std::fprintf(stderr,
+                 "uvmsim-collect: error: --accesses: %s was not built: the CUDA toolkit used to "
+                 "build uvmsim has no Compute Sanitizer API (sanitizer.h); see docs/calibration.md\n",
+                 access_lib.c_str());
+    return 2;
+  }
+  if (accesses && no_trace) {
+    std::fprintf(stderr, "uvmsim-collect: error: --accesses needs the trace (drop --no-trace)\n");
     return 2;
   }
   // The collector needs the NVIDIA driver (libcuda.so.1): without it nothing can be measured.
@@ -131,11 +148,18 @@ int main(int argc, char** argv) {
     if (no_trace) setenv("UVMTRACE_NO_TRACE", "1", 1);
     if (!buffer_mb.empty()) setenv("UVMTRACE_BUFFER_MB", buffer_mb.c_str(), 1);
     if (!flush_ms.empty()) setenv("UVMTRACE_FLUSH_MS", flush_ms.c_str(), 1);
-    if (preload) {
+    std::string pre;
+    if (accesses) {
+      setenv("UVMTRACE_ACCESS_DIR", (abs_prefix + ".accesses").c_str(), 1);
+      pre = access_lib.string();
+    }
+    if (preload) pre = pre.empty() ? lib.string() : pre + ":" + lib.string();
+    if (!pre.empty()) {
       const char* old = std::getenv("LD_PRELOAD");
-      const std::string v = lib.string() + (old && *old ? std::string(":") + old : "");
-      setenv("LD_PRELOAD", v.c_str(), 1);
-    } else {
+      if (old && *old) pre += std::string(":") + old;
+      setenv("LD_PRELOAD", pre.c_str(), 1);
+    }
+    if (!preload) {
       setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
       setenv("UVMTRACE_NO_CONSTRUCTOR", "1", 1);
     }
