@@ -432,7 +432,8 @@ static void check_provenance(const json& p, const std::string& where) {
         std::find(kinds.begin(), kinds.end(), kind->get<std::string>()) == kinds.end())
       bad(where, field,
           "provenance must be one of measured, published, derived, fitted, extrapolated, "
-          "default; got " + kind->dump());
+          "default; got " +
+              kind->dump());
   }
 }
 

@@ -30,9 +30,21 @@ PTraces make_ptraces(const TempDir& d) {
 }
 
 std::vector<std::string> gtx_args(const PTraces& t, const std::string& gpu = kCal + "base.json") {
-  return {"calibrate", "--gpu",     gpu,  "--measured", kCal + "p1.jsonl",
-          kCal + "p2.jsonl", kCal + "p3.jsonl", kCal + "dtoh-readback.jsonl",
-          kCal + "memcpy-htod.jsonl", "--trace", t.p1, t.p2, t.p3, "none", "none"};
+  return {"calibrate",
+          "--gpu",
+          gpu,
+          "--measured",
+          kCal + "p1.jsonl",
+          kCal + "p2.jsonl",
+          kCal + "p3.jsonl",
+          kCal + "dtoh-readback.jsonl",
+          kCal + "memcpy-htod.jsonl",
+          "--trace",
+          t.p1,
+          t.p2,
+          t.p3,
+          "none",
+          "none"};
 }
 
 /// Every residual of the fit on the derived GTX 1080 Ti data is within 10 %, except the one
@@ -51,7 +63,9 @@ void expect_within_ten_percent(const nlohmann::json& residuals) {
     EXPECT_LE(std::fabs(rel), 0.10) << r.dump();
     groups += fam == "fault_group_time";
     transfers += fam.rfind("transfer_time", 0) == 0;
-    if (fam.rfind("bytes.", 0) == 0 || fam == "fault_group_count") EXPECT_EQ(rel, 0.0) << r.dump();
+    if (fam.rfind("bytes.", 0) == 0 || fam == "fault_group_count") {
+      EXPECT_EQ(rel, 0.0) << r.dump();
+    }
   }
   EXPECT_EQ(groups, 18);     // 6 + 6 + 7 fault groups, one of them the outlier
   EXPECT_EQ(transfers, 20);  // HtoD sizes per run + three DtoH sizes
@@ -73,9 +87,8 @@ TEST(CalibrateGtx1080ti, FitReproducesTheDerivedMeasurementsAndIsTheShippedPrese
   EXPECT_EQ(report["curve_source"]["dtoh"], "migrations");
 
   // The shipped preset is this fit: same knob values, and evaluating it reproduces the data.
-  const auto fitted = read_json(out), shipped =
-                                          read_json(std::string(UVMSIM_SOURCE_DIR) +
-                                                    "/configs/gpus/gtx1080ti.json");
+  const auto fitted = read_json(out),
+             shipped = read_json(std::string(UVMSIM_SOURCE_DIR) + "/configs/gpus/gtx1080ti.json");
   for (const auto& p : report["parameters"]) {
     const std::string knob = p["knob"];
     const auto dot = knob.find('.');
@@ -136,8 +149,8 @@ TEST(Calibrate, HoldOutAndCrossValidationReportUnseenRuns) {
   const PTraces t = make_ptraces(d);
   auto args = gtx_args(t);
   const auto rep = d.file("rep.json");
-  args.insert(args.end(), {"--holdout", "p3", "--cross-validate", "--max-evals", "60",
-                           "--report-json", rep});
+  args.insert(args.end(),
+              {"--holdout", "p3", "--cross-validate", "--max-evals", "60", "--report-json", rep});
   const auto r = cli_ok(args);
   EXPECT_NE(r.out.find("residuals on held-out runs"), std::string::npos);
   EXPECT_NE(r.out.find("cross-validation"), std::string::npos);
@@ -176,8 +189,7 @@ TEST(Calibrate, BadArgumentsAreOneLineErrors) {
   EXPECT_NE(err({"--gpu", "gtx1080ti", "--measured", m, "--trace", "none", "--fit", "cost.nope"})
                 .find("--fit: cost.nope: unknown configuration key"),
             std::string::npos);
-  EXPECT_NE(err({"--gpu", "gtx1080ti", "--measured", m, "--trace", "none", "--fit",
-                 "gpu.num_sms"})
+  EXPECT_NE(err({"--gpu", "gtx1080ti", "--measured", m, "--trace", "none", "--fit", "gpu.num_sms"})
                 .find("only real-valued knobs"),
             std::string::npos);
   EXPECT_NE(err({"--gpu", "gtx1080ti", "--measured", m, "--trace", "none", "--holdout", "p9"})
@@ -205,9 +217,9 @@ const std::vector<std::string> kPresets = {"gtx1080ti", "titanv",    "v100",
 
 TEST(Presets, AllNineLoadWithPublishedShapes) {
   std::map<std::string, std::pair<unsigned, double>> sms_bw = {
-      {"gtx1080ti", {28, 484}},   {"titanv", {80, 652.8}},     {"v100", {80, 900}},
-      {"rtx3080ti", {80, 912}},   {"rtx3090", {82, 936}},      {"a100-40gb", {108, 1555}},
-      {"a100-80gb", {108, 2039}}, {"h100-pcie", {114, 2000}},  {"h100-sxm", {132, 3350}}};
+      {"gtx1080ti", {28, 484}},   {"titanv", {80, 652.8}},    {"v100", {80, 900}},
+      {"rtx3080ti", {80, 912}},   {"rtx3090", {82, 936}},     {"a100-40gb", {108, 1555}},
+      {"a100-80gb", {108, 2039}}, {"h100-pcie", {114, 2000}}, {"h100-sxm", {132, 3350}}};
   for (const auto& name : kPresets) {
     const SimConfig c = SimConfig::from_preset(name);
     EXPECT_EQ(c.gpu.name, name);
@@ -251,7 +263,8 @@ TEST(Presets, ProvenanceIsValidatedAndUnknownKeysStillRejected) {
   EXPECT_EQ(load(R"({"gpu": {"num_sms": 4}, "provenance": {"gpu.num_sms": "published",
                  "cost.*": {"kind": "fitted", "source": "x"}}, "calibration": {"any": 1}})"),
             "");
-  EXPECT_NE(load(R"({"provenance": {"gpu.nope": "measured"}})").find("provenance.gpu.nope: not a configuration key"),
+  EXPECT_NE(load(R"({"provenance": {"gpu.nope": "measured"}})")
+                .find("provenance.gpu.nope: not a configuration key"),
             std::string::npos);
   EXPECT_NE(load(R"({"provenance": {"gpu.num_sms": "guessed"}})").find("provenance must be one of"),
             std::string::npos);
@@ -260,7 +273,9 @@ TEST(Presets, ProvenanceIsValidatedAndUnknownKeysStillRejected) {
             std::string::npos);
   EXPECT_NE(load(R"({"provenance": {"zzz.*": "default"}})").find("not a configuration key"),
             std::string::npos);
-  EXPECT_NE(load(R"({"gpu": {"num_sms": 4}, "extras": {"a": 1}})").find("extras.a: unknown configuration key"), std::string::npos);
+  EXPECT_NE(load(R"({"gpu": {"num_sms": 4}, "extras": {"a": 1}})")
+                .find("extras.a: unknown configuration key"),
+            std::string::npos);
   const SimConfig c = SimConfig::from_preset("h100-sxm");
   EXPECT_EQ(c.provenance["link.htod_curve"]["kind"], "extrapolated");
 }

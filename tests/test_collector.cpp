@@ -275,7 +275,7 @@ TEST(Collector, WritesMeasurementAndTraceFromSyntheticBuffers) {
   TempDir d;
   const auto mpath = d.file("app.jsonl"), tpath = d.file("app.uvt");
   {
-    collector::Collector c({mpath, tpath, "./app --size 4M"});
+    collector::Collector c({mpath, tpath, "./app --size 4M", {}});
     for (const auto& call : sample_calls()) c.on_api(call);
     for (const auto& rec : sample_buffer().decode_all()) c.on_activity(rec);
     c.add_dropped(5);
@@ -326,8 +326,7 @@ TEST(Collector, WritesMeasurementAndTraceFromSyntheticBuffers) {
     std::string s = trace::to_string(e.type);
     if (e.type == trace::HostEventType::CpuAccess)
       s += std::string(e.kind == AccessKind::Write ? ":write@" : ":read@") +
-           std::to_string(e.va - kBase) + "+" +
-           std::to_string(e.size);
+           std::to_string(e.va - kBase) + "+" + std::to_string(e.size);
     seq.push_back(s);
   }
   // Program order: advise, prefetch, the CPU writes that must precede the faulting launch
@@ -408,7 +407,8 @@ TEST(CollectWrapper, ClearErrorWithoutGpuDriver) {
   EXPECT_NE(o3.find("CUDA_INJECTION64_PATH"), std::string::npos);
   if (!std::filesystem::exists(std::filesystem::path(UVMSIM_COLLECTOR_LIB).parent_path() /
                                "libuvmtrace_accesses.so")) {
-    const auto [c4, o4] = run_shell(std::string(UVMSIM_COLLECT_BINARY) + " --accesses -- /bin/true");
+    const auto [c4, o4] =
+        run_shell(std::string(UVMSIM_COLLECT_BINARY) + " --accesses -- /bin/true");
     EXPECT_EQ(c4, 2);
     EXPECT_NE(o4.find("no Compute Sanitizer API (sanitizer.h)"), std::string::npos) << o4;
   }
@@ -419,8 +419,9 @@ TEST(CollectWrapper, InjectedLibraryNeverBreaksTheApplication) {
   // Preloaded into a program while CUPTI cannot start: it says so and the program's exit code
   // is unchanged.
   TempDir d;
-  const auto [code, out] = run_shell("UVMTRACE_OUT=" + d.file("x") + " LD_PRELOAD=" +
-                                     std::string(UVMSIM_COLLECTOR_LIB) + " /bin/sh -c 'exit 3'");
+  const auto [code, out] =
+      run_shell("UVMTRACE_OUT=" + d.file("x") + " LD_PRELOAD=" + std::string(UVMSIM_COLLECTOR_LIB) +
+                " /bin/sh -c 'exit 3'");
   EXPECT_EQ(code, 3);
   EXPECT_NE(out.find("uvmtrace: CUPTI unavailable"), std::string::npos) << out;
   EXPECT_FALSE(std::filesystem::exists(d.file("x.jsonl")));

@@ -16,7 +16,9 @@ namespace {
 
 using meas::RecordType;
 
-std::string data(const std::string& f) { return std::string(UVMSIM_SOURCE_DIR) + "/tests/data/" + f; }
+std::string data(const std::string& f) {
+  return std::string(UVMSIM_SOURCE_DIR) + "/tests/data/" + f;
+}
 
 std::string error_of(const std::function<void()>& f) {
   try {
@@ -103,32 +105,46 @@ TEST(Measurements, BadFilesAreOneLineErrorsNamingFileAndField) {
                                "\n"));
             }).find("version: unsupported version 2"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { meas::read(write(head)); }).find("summary: missing (the file is truncated"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { meas::read(write(head + "{nope\n" + sum)); })
-                .find("bad.jsonl: line 2: not valid JSON"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { meas::read(write(head + R"({"type":"warp","start":1})" "\n" + sum)); })
-                .find("line 2: type: unknown value \"warp\""),
+  EXPECT_NE(
+      error_of([&] { meas::read(write(head)); }).find("summary: missing (the file is truncated"),
+      std::string::npos);
+  EXPECT_NE(error_of([&] {
+              meas::read(write(head + "{nope\n" + sum));
+            }).find("bad.jsonl: line 2: not valid JSON"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
               meas::read(write(head +
-                               R"({"type":"transfer","start":5,"end":4,"address":0,"bytes":1,"dir":"htod"})"
-                               "\n" + sum));
+                               R"({"type":"warp","start":1})"
+                               "\n" +
+                               sum));
+            }).find("line 2: type: unknown value \"warp\""),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              meas::read(write(
+                  head +
+                  R"({"type":"transfer","start":5,"end":4,"address":0,"bytes":1,"dir":"htod"})"
+                  "\n" +
+                  sum));
             }).find("line 2: transfer: end: end 4 is before start 5"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
               meas::read(write(head +
                                R"({"type":"transfer","start":5,"address":0,"bytes":1,"dir":"up"})"
-                               "\n" + sum));
+                               "\n" +
+                               sum));
             }).find("transfer: dir: unknown value \"up\""),
             std::string::npos);
   EXPECT_NE(error_of([&] {
-              meas::read(write(head + R"({"type":"gpu_fault","start":5,"address":-3})" "\n" + sum));
+              meas::read(write(head +
+                               R"({"type":"gpu_fault","start":5,"address":-3})"
+                               "\n" +
+                               sum));
             }).find("gpu_fault: address: expected a non-negative integer"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { meas::read(write(head + R"({"type":"summary","records":4})" "\n")); })
-                .find("summary.records: says 4 records, file has 0"),
+  EXPECT_NE(error_of([&] {
+              meas::read(write(head + R"({"type":"summary","records":4})"
+                                      "\n"));
+            }).find("summary.records: says 4 records, file has 0"),
             std::string::npos);
   EXPECT_NE(error_of([&] { meas::read(d.file("missing.jsonl")); }).find("cannot open"),
             std::string::npos);
@@ -233,7 +249,8 @@ TEST(Importers, NsightSystemsSqliteExport) {
 TEST(Importers, CliImportWritesAMeasurementFile) {
   TempDir d;
   const auto out = d.file("p1.jsonl");
-  const auto r = cli_ok({"calibrate", "import", "nvprof", data("nvprof_p1_gputrace.csv"), "-o", out});
+  const auto r =
+      cli_ok({"calibrate", "import", "nvprof", data("nvprof_p1_gputrace.csv"), "-o", out});
   EXPECT_NE(r.out.find("imported 23 records"), std::string::npos) << r.out;
   EXPECT_EQ(meas::read(out).records.size(), 23u);
   const auto show = cli_ok({"calibrate", "show", out});

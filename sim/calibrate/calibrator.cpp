@@ -17,11 +17,20 @@ using nlohmann::json;
 std::vector<std::string> default_fit_knobs() {
   // The host-side driver costs of docs/cost-model.md, the kernel launch overhead and the HBM
   // latency. Knobs the measurements do not exercise are detected and kept (no effect).
-  return {"cost.batch_fixed_ns",     "cost.fault_entry_ns", "cost.block_ns",
-          "cost.page_ns",            "cost.copy_run_ns",    "cost.first_fault_ns",
-          "cost.pma_alloc_ns",       "cost.replay_ns",      "cost.eviction_ns",
-          "cost.cpu_fault_ns",       "cost.user_prefetch_ns", "cost.launch_overhead_ns",
-          "gpu.interrupt_latency_ns", "hbm.latency_ns"};
+  return {"cost.batch_fixed_ns",
+          "cost.fault_entry_ns",
+          "cost.block_ns",
+          "cost.page_ns",
+          "cost.copy_run_ns",
+          "cost.first_fault_ns",
+          "cost.pma_alloc_ns",
+          "cost.replay_ns",
+          "cost.eviction_ns",
+          "cost.cpu_fault_ns",
+          "cost.user_prefetch_ns",
+          "cost.launch_overhead_ns",
+          "gpu.interrupt_latency_ns",
+          "hbm.latency_ns"};
 }
 
 namespace {
@@ -172,8 +181,8 @@ Result calibrate(const SimConfig& base_in, const std::vector<RunInput>& runs, co
   for (const auto& k : knobs) {
     const auto& info = knob_info(k);
     if (info.type != "number")
-      throw UserError("--fit", k, "only real-valued knobs can be fitted (this one is " +
-                                      info.type + ")");
+      throw UserError("--fit", k,
+                      "only real-valued knobs can be fitted (this one is " + info.type + ")");
     ParamResult p;
     p.knob = k;
     p.base = knob_value(base, k);
@@ -182,8 +191,7 @@ Result calibrate(const SimConfig& base_in, const std::vector<RunInput>& runs, co
     if (const auto it = opts.bounds.find(k); it != opts.bounds.end()) {
       p.lo = it->second.first;
       p.hi = it->second.second;
-      if (!(p.lo > 0 && p.hi > p.lo))
-        throw UserError("--bound", k, "need 0 < lo < hi");
+      if (!(p.lo > 0 && p.hi > p.lo)) throw UserError("--bound", k, "need 0 < lo < hi");
     }
     p.value = std::clamp(p.base > 0 ? p.base : p.lo, p.lo, p.hi);
     params.push_back(p);
@@ -199,8 +207,8 @@ Result calibrate(const SimConfig& base_in, const std::vector<RunInput>& runs, co
   if (opts.optimize) {
     for (std::size_t i = 0; i < params.size(); ++i) {
       SimConfig c = base;
-      const double probe = params[i].value * 2 <= params[i].hi ? params[i].value * 2
-                                                                : params[i].value / 2;
+      const double probe =
+          params[i].value * 2 <= params[i].hi ? params[i].value * 2 : params[i].value / 2;
       c.set(params[i].knob, json(probe), "calibrate");
       const auto r = prob.residuals(c, false);
       ++res.evaluations;
@@ -317,7 +325,8 @@ void print_residual_table(std::ostream& out, const std::string& title,
   out << title << "\n";
   out << "  " << std::left << std::setw(26) << "metric" << std::setw(14) << "run" << std::right
       << std::setw(5) << "n" << std::setw(12) << "mean|err|" << std::setw(11) << "max|err|"
-      << std::setw(14) << "(base mean)" << "\n";
+      << std::setw(14) << "(base mean)"
+      << "\n";
   // Per metric family and run, then per family over all runs.
   auto key_stats = [](const std::vector<Residual>& rs) {
     std::map<std::pair<std::string, std::string>, FamilyStats> m;
@@ -353,9 +362,9 @@ void print_worst(std::ostream& out, const std::vector<Residual>& rs, std::size_t
   out << "largest residuals:\n";
   for (std::size_t i = 0; i < std::min(n, v.size()); ++i) {
     const auto& r = *v[i];
-    out << "  " << std::left << std::setw(26) << r.family << std::setw(14) << r.run
-        << std::setw(12) << r.what << " measured " << std::setw(12) << r.measured << " simulated "
-        << std::setw(12) << r.simulated << " " << pct(r.rel) << "\n";
+    out << "  " << std::left << std::setw(26) << r.family << std::setw(14) << r.run << std::setw(12)
+        << r.what << " measured " << std::setw(12) << r.measured << " simulated " << std::setw(12)
+        << r.simulated << " " << pct(r.rel) << "\n";
   }
 }
 
@@ -411,23 +420,24 @@ json report_json(const Result& r) {
                       {"lo", p.lo},
                       {"hi", p.hi},
                       {"status", p.status}});
-  return {{"parameters", params},
-          {"curve_source", {{"htod", r.curve_source[0]}, {"dtoh", r.curve_source[1]}}},
-          {"evaluations", r.evaluations},
-          {"stop_reason", r.stop_reason},
-          {"loss_before", r.loss_before},
-          {"loss_after", r.loss_after},
-          {"fitted", {{"summary", stats_json(r.train_after)},
-                      {"residuals", residuals_json(r.train_after)}}},
-          {"held_out",
-           {{"summary", stats_json(r.holdout_after)},
-            {"residuals", residuals_json(r.holdout_after)}}},
-          {"base", {{"fitted_summary", stats_json(r.train_before)},
-                    {"held_out_summary", stats_json(r.holdout_before)}}}};
+  return {
+      {"parameters", params},
+      {"curve_source", {{"htod", r.curve_source[0]}, {"dtoh", r.curve_source[1]}}},
+      {"evaluations", r.evaluations},
+      {"stop_reason", r.stop_reason},
+      {"loss_before", r.loss_before},
+      {"loss_after", r.loss_after},
+      {"fitted",
+       {{"summary", stats_json(r.train_after)}, {"residuals", residuals_json(r.train_after)}}},
+      {"held_out",
+       {{"summary", stats_json(r.holdout_after)}, {"residuals", residuals_json(r.holdout_after)}}},
+      {"base",
+       {{"fitted_summary", stats_json(r.train_before)},
+        {"held_out_summary", stats_json(r.holdout_before)}}}};
 }
 
 nlohmann::ordered_json calibrated_preset(const nlohmann::ordered_json& base_doc, const Result& r,
-                                        const std::string& source) {
+                                         const std::string& source) {
   nlohmann::ordered_json doc = base_doc;
   const json cfg = r.config.to_json();
   auto put = [&](const std::string& knob) {

@@ -34,8 +34,8 @@ struct Options {
   std::vector<std::string> fit;  ///< knobs to fit; empty = default_fit_knobs()
   std::map<std::string, std::pair<double, double>> bounds;  ///< per-knob [lo, hi] overrides
   unsigned max_evals = 300;
-  double prior_weight = 1e-4;  ///< weight of sum((ln x - ln x_base)^2)
-  double robust_scale = 0.1;   ///< soft-L1 scale: residuals well above 10 % count linearly
+  double prior_weight = 1e-4;        ///< weight of sum((ln x - ln x_base)^2)
+  double robust_scale = 0.1;         ///< soft-L1 scale: residuals well above 10 % count linearly
   std::string algorithm = "bobyqa";  ///< bobyqa | sbplx | neldermead | cobyla
   bool fit_curves = true;
   bool optimize = true;  ///< false: only evaluate the base preset (validation)

@@ -96,8 +96,9 @@ RunMetrics from_measurement(const meas::Measurement& m) {
     }
   }
   for (const auto& [k, g] : groups) r.groups.push_back(g);
-  std::stable_sort(r.groups.begin(), r.groups.end(),
-                   [](const FaultGroup& a, const FaultGroup& b) { return a.start_ns < b.start_ns; });
+  std::stable_sort(r.groups.begin(), r.groups.end(), [](const FaultGroup& a, const FaultGroup& b) {
+    return a.start_ns < b.start_ns;
+  });
   std::stable_sort(kernels.begin(), kernels.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& k : kernels) {
@@ -281,9 +282,8 @@ std::vector<Residual> compare(const std::string& run, const RunMetrics& m, const
   if (!m.kernel_ns.empty()) {
     if (m.kernel_ns.size() == sim->kernel_ns.size()) {
       for (std::size_t i = 0; i < m.kernel_ns.size(); ++i)
-        out.push_back(make("kernel_time", run, static_cast<int>(i),
-                           "launch " + std::to_string(i), m.kernel_ns[i], sim->kernel_ns[i],
-                           kTimeFloorNs));
+        out.push_back(make("kernel_time", run, static_cast<int>(i), "launch " + std::to_string(i),
+                           m.kernel_ns[i], sim->kernel_ns[i], kTimeFloorNs));
       // From one kernel's end to the next one's start: launch overhead (and host work).
       auto gap = [](const RunMetrics& x, std::size_t i) {
         return x.kernel_start_ns[i] - (x.kernel_start_ns[i - 1] + x.kernel_ns[i - 1]);

@@ -31,14 +31,14 @@ const char* dir_name(int d);
 
 /// What one run (one measured program execution, or one simulation of its trace) did.
 struct RunMetrics {
-  std::vector<FaultGroup> groups;  ///< GPU fault groups (driver batches), in start order
-  bool has_fault_data = false;     ///< the measurement recorded GPU faults at all
-  std::vector<double> kernel_ns;   ///< kernel durations in launch order
+  std::vector<FaultGroup> groups;       ///< GPU fault groups (driver batches), in start order
+  bool has_fault_data = false;          ///< the measurement recorded GPU faults at all
+  std::vector<double> kernel_ns;        ///< kernel durations in launch order
   std::vector<double> kernel_start_ns;  ///< kernel start times (same order), for launch gaps
   /// Migrated bytes by direction and cause in the simulator's vocabulary ("demand", "prefetch",
   /// "user_prefetch", "access_counter" / "eviction", "cpu_fault", "user_prefetch", "unknown").
   std::array<std::map<std::string, std::uint64_t>, 2> bytes;
-  std::array<bool, 2> has_transfers{};                ///< direction has migration records
+  std::array<bool, 2> has_transfers{};                   ///< direction has migration records
   std::array<std::vector<TransferSample>, 2> transfers;  ///< unified-memory migrations
   std::array<std::vector<TransferSample>, 2> memcpys;    ///< explicit cudaMemcpy
   std::uint64_t cpu_faults = 0, thrashing = 0, throttling = 0, remote_maps = 0;
@@ -59,8 +59,8 @@ meas::Measurement simulated_measurement(const SimConfig& cfg, const std::filesys
 struct Residual {
   std::string family;  ///< fault_group_time, fault_group_count, kernel_time, bytes.htod.demand, ...
   std::string run;
-  int index = -1;      ///< element within the family (group / kernel / size), -1 = aggregate
-  std::string what;    ///< human label ("group 3", "4096 B", "total")
+  int index = -1;    ///< element within the family (group / kernel / size), -1 = aggregate
+  std::string what;  ///< human label ("group 3", "4096 B", "total")
   double measured = 0, simulated = 0, rel = 0;
 };
 

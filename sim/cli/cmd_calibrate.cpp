@@ -68,13 +68,14 @@ int cmd_import(const Args& args, std::ostream& out) {
   else if (fmt == "auto")
     m = meas::load_any(in);
   else
-    throw UserError("calibrate import", "format", "expected nvprof, nsys or auto, got '" + fmt + "'");
+    throw UserError("calibrate import", "format",
+                    "expected nvprof, nsys or auto, got '" + fmt + "'");
   if (vm.count("gpu-name") && m.header.gpu.empty()) m.header.gpu = vm["gpu-name"].as<std::string>();
   meas::write(vm["output"].as<std::string>(), m);
   std::map<std::string, std::size_t> counts;
   for (const auto& r : m.records) ++counts[to_string(r.type)];
-  out << "imported " << m.records.size() << " records from " << in << " ("
-      << m.header.source << ")";
+  out << "imported " << m.records.size() << " records from " << in << " (" << m.header.source
+      << ")";
   for (const auto& [k, n] : counts) out << ", " << n << " " << k;
   out << "\nwrote " << vm["output"].as<std::string>() << "\n";
   return 0;
@@ -107,7 +108,8 @@ int cmd_show(const Args& args, std::ostream& out) {
   j["warnings"] = m.summary.warnings;
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : r.groups)
-    groups.push_back({{"start_ns", g.start_ns}, {"duration_ns", g.duration_ns}, {"faults", g.faults}});
+    groups.push_back(
+        {{"start_ns", g.start_ns}, {"duration_ns", g.duration_ns}, {"faults", g.faults}});
   j["fault_groups"] = groups;
   j["kernel_ns"] = r.kernel_ns;
   for (int d = 0; d < 2; ++d) {
@@ -307,8 +309,8 @@ int cmd_calibrate(const Args& args, std::ostream& out, std::ostream& err) {
             << std::setprecision(1) << 100 * f.mean_abs << "%  max|err| " << 100 * f.max_abs
             << "%\n"
             << std::defaultfloat;
-        cv[runs[i].label][f.family] = {{"n", f.n}, {"mean_abs_rel", f.mean_abs},
-                                       {"max_abs_rel", f.max_abs}};
+        cv[runs[i].label][f.family] = {
+            {"n", f.n}, {"mean_abs_rel", f.mean_abs}, {"max_abs_rel", f.max_abs}};
       }
     }
   }

@@ -16,7 +16,8 @@ Collector::Collector(Options opts) : opts_(std::move(opts)) {
   if (!part_out_) throw UserError(part_.string() + ": cannot open for writing");
   header_.source = "cupti";
   header_.app = opts_.app;
-  header_.extra["collector"] = "uvmsim libuvmtrace (CUPTI " + std::to_string(CUPTI_API_VERSION) + ")";
+  header_.extra["collector"] =
+      "uvmsim libuvmtrace (CUPTI " + std::to_string(CUPTI_API_VERSION) + ")";
 }
 
 Collector::~Collector() {
@@ -321,19 +322,18 @@ void Collector::write_trace(FinishReport& rep) {
     events.push_back({f.start, seq++, e});
     ++rep.inferred_cpu_accesses;
   }
-  std::stable_sort(events.begin(), events.end(), [](const Ev& a, const Ev& b) {
-    return a.t != b.t ? a.t < b.t : a.seq < b.seq;
-  });
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Ev& a, const Ev& b) { return a.t != b.t ? a.t < b.t : a.seq < b.seq; });
 
   meta.workload = opts_.app.empty() ? "captured" : opts_.app.substr(0, opts_.app.find(' '));
   meta.workload = std::filesystem::path(meta.workload).filename().string();
   meta.params = {{"command", opts_.app}};
   meta.captured_gpu = header_.gpu;
-  meta.extra = {{"collector", header_.extra["collector"]},
-                {"accesses",
-                 "none: CUPTI records no addresses; use the Sanitizer tracer or a generator"},
-                {"inferred_cpu_accesses", rep.inferred_cpu_accesses},
-                {"relocated_allocations", relocations}};
+  meta.extra = {
+      {"collector", header_.extra["collector"]},
+      {"accesses", "none: CUPTI records no addresses; use the Sanitizer tracer or a generator"},
+      {"inferred_cpu_accesses", rep.inferred_cpu_accesses},
+      {"relocated_allocations", relocations}};
   if (!opts_.access_dir.empty())
     meta.extra["accesses"] = "Sanitizer tracer: one record per warp instruction and 4 KB page";
   trace::TraceWriter w(opts_.trace, meta);

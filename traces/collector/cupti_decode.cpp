@@ -17,8 +17,8 @@ using MemoryRec = CUpti_ActivityMemory3;
 using SyncRec = CUpti_ActivitySynchronization;
 using DeviceRec = CUpti_ActivityDevice4;
 
-#define UVMSIM_SAME_FIELD(OLD, NEW, F)                                  \
-  static_assert(offsetof(OLD, F) == offsetof(NEW, F) &&                 \
+#define UVMSIM_SAME_FIELD(OLD, NEW, F)                                              \
+  static_assert(offsetof(OLD, F) == offsetof(NEW, F) &&                             \
                     sizeof(std::declval<OLD>().F) == sizeof(std::declval<NEW>().F), \
                 "CUPTI record layout changed: " #NEW "::" #F)
 
@@ -76,7 +76,8 @@ UVMSIM_SAME_FIELD(DeviceRec, CUpti_ActivityDevice5, name);
 #undef UVMSIM_SAME_FIELD
 
 std::int64_t device_id(std::uint32_t id) {
-  return id == CUPTI_UNIFIED_MEMORY_CPU_DEVICE_ID ? meas::kCpuDevice : static_cast<std::int64_t>(id);
+  return id == CUPTI_UNIFIED_MEMORY_CPU_DEVICE_ID ? meas::kCpuDevice
+                                                  : static_cast<std::int64_t>(id);
 }
 
 const char* access_name(std::uint32_t flags) {
@@ -486,8 +487,8 @@ ApiCall decode_runtime(CUpti_CallbackId id, const void* p) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemPrefetchAsync_v12020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemPrefetchAsync_ptsz_v12020: {
       const auto* a = static_cast<const cudaMemPrefetchAsync_v12020_params*>(p);
-      return prefetch(ptr(a->devPtr), a->count,
-                      location_device(a->location.type, a->location.id), "cudaMemPrefetchAsync");
+      return prefetch(ptr(a->devPtr), a->count, location_device(a->location.type, a->location.id),
+                      "cudaMemPrefetchAsync");
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemAdvise_v8000: {
       const auto* a = static_cast<const AdviseV8000*>(p);
@@ -541,8 +542,7 @@ ApiCall decode_driver(CUpti_CallbackId id, const void* p) {
     }
     case CUPTI_DRIVER_TRACE_CBID_cuMemAdvise: {
       const auto* a = static_cast<const cuMemAdvise_params*>(p);
-      return advise(a->devPtr, a->count, a->advice,
-                    a->device < 0 ? meas::kCpuDevice : a->device);
+      return advise(a->devPtr, a->count, a->advice, a->device < 0 ? meas::kCpuDevice : a->device);
     }
     case CUPTI_DRIVER_TRACE_CBID_cuMemAdvise_v2: {
       const auto* a = static_cast<const cuMemAdvise_v2_params*>(p);
@@ -585,7 +585,7 @@ ApiCall decode_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   if (cb == nullptr || cb->callbackSite != CUPTI_API_EXIT || cb->functionParams == nullptr)
     return {};
   if (failed(domain, cb)) return {};
-  ApiCall c = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? decode_runtime(cbid, cb->functionParams)
+  ApiCall c = domain == CUPTI_CB_DOMAIN_RUNTIME_API  ? decode_runtime(cbid, cb->functionParams)
               : domain == CUPTI_CB_DOMAIN_DRIVER_API ? decode_driver(cbid, cb->functionParams)
                                                      : ApiCall{};
   c.correlation = cb->correlationId;

@@ -23,8 +23,8 @@ namespace uvmsim::collector {
 
 /// Activity kinds the collector enables (besides the unified-memory counter).
 inline constexpr CUpti_ActivityKind kActivityKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_DEVICE};
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMORY2,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_DEVICE};
 
 /// The eight unified-memory counter kinds, each configured in its own entry.
 inline constexpr CUpti_ActivityUnifiedMemoryCounterKind kUmCounterKinds[] = {
@@ -40,8 +40,8 @@ inline constexpr CUpti_ActivityUnifiedMemoryCounterKind kUmCounterKinds[] = {
 /// What one activity record decodes to.
 struct Decoded {
   enum Kind { None, Measurement, Device } kind = None;
-  meas::Record record;          ///< Measurement
-  nlohmann::json device;        ///< Device: name, sms, clock_khz, memory_bytes, ...
+  meas::Record record;    ///< Measurement
+  nlohmann::json device;  ///< Device: name, sms, clock_khz, memory_bytes, ...
 };
 
 /// Decodes one activity record. Kinds the collector does not use decode to None.
@@ -54,9 +54,9 @@ std::size_t activity_record_size(CUpti_ActivityKind kind);
 /// A host-side API call seen by the callback API (program order).
 struct ApiCall {
   enum Kind { None, Alloc, Free, Prefetch, Advise, Launch, Sync } kind = None;
-  meas::Record record;          ///< Alloc / Free / Prefetch / Advise / Sync as a measurement
+  meas::Record record;  ///< Alloc / Free / Prefetch / Advise / Sync as a measurement
   std::uint32_t correlation = 0;
-  bool driver = false;          ///< from the driver API domain
+  bool driver = false;  ///< from the driver API domain
 };
 
 /// Decodes an API callback at CUPTI_API_EXIT (allocation results are only known then).

@@ -119,8 +119,8 @@ void enable_unified_memory() {
              "): kernel-only tracing");
       return;
     }
-    report("unified-memory counter kind " + std::to_string(cfg.back().kind) +
-           " not accepted (" + cupti_error(st) + "): not recorded");
+    report("unified-memory counter kind " + std::to_string(cfg.back().kind) + " not accepted (" +
+           cupti_error(st) + "): not recorded");
     cfg.pop_back();
   }
   if (cfg.empty()) return;
@@ -133,7 +133,8 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
                           const void* data) {
   if (!g_collector) return;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) std::call_once(g_um_once, enable_unified_memory);
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+      std::call_once(g_um_once, enable_unified_memory);
     return;
   }
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
@@ -175,8 +176,9 @@ void finish() {
                      static_cast<unsigned long long>(rep.host_events),
                      static_cast<unsigned long long>(rep.inferred_cpu_accesses));
         if (rep.dropped)
-          std::fprintf(stderr, "uvmtrace: WARNING: %llu records dropped; rerun with a larger "
-                               "UVMTRACE_BUFFER_MB\n",
+          std::fprintf(stderr,
+                       "uvmtrace: WARNING: %llu records dropped; rerun with a larger "
+                       "UVMTRACE_BUFFER_MB\n",
                        static_cast<unsigned long long>(rep.dropped));
       }
     } catch (const std::exception& e) {

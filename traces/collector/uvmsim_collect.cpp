@@ -21,25 +21,26 @@ namespace fs = std::filesystem;
 namespace {
 
 void usage(std::FILE* f) {
-  std::fprintf(f,
-               "usage: uvmsim-collect [options] -- PROGRAM [ARGS...]\n\n"
-               "Runs PROGRAM with the uvmsim CUPTI collector (libuvmtrace.so) injected and writes\n"
-               "PREFIX.jsonl (unified-memory counters, kernels, allocations, prefetch/advise calls,\n"
-               "synchronisations) and PREFIX.uvt (the allocation/kernel/host-event part of a trace).\n"
-               "Feed both to `uvmsim calibrate`; see docs/calibration.md.\n\n"
-               "options:\n"
-               "  -o, --output PREFIX   output prefix (default: uvmtrace)\n"
-               "  --preload             inject with LD_PRELOAD instead of CUDA_INJECTION64_PATH\n"
-               "                        (also traces child processes, each to PREFIX.<pid>.*)\n"
-               "  --no-trace            write only the measurement file\n"
-               "  --accesses            also record every warp's global accesses with the Compute\n"
-               "                        Sanitizer tracer (libuvmtrace_accesses.so; built only when\n"
-               "                        the toolkit has sanitizer.h) into the .uvt: very slow\n"
-               "  --buffer-mb N         CUPTI activity buffer size (default 8)\n"
-               "  --flush-ms N          flush activity buffers every N ms (default: at exit)\n"
-               "  --library PATH        libuvmtrace.so to inject (default: next to this program,\n"
-               "                        or $UVMSIM_COLLECTOR_LIB)\n"
-               "  -h, --help            this help\n");
+  std::fprintf(
+      f,
+      "usage: uvmsim-collect [options] -- PROGRAM [ARGS...]\n\n"
+      "Runs PROGRAM with the uvmsim CUPTI collector (libuvmtrace.so) injected and writes\n"
+      "PREFIX.jsonl (unified-memory counters, kernels, allocations, prefetch/advise calls,\n"
+      "synchronisations) and PREFIX.uvt (the allocation/kernel/host-event part of a trace).\n"
+      "Feed both to `uvmsim calibrate`; see docs/calibration.md.\n\n"
+      "options:\n"
+      "  -o, --output PREFIX   output prefix (default: uvmtrace)\n"
+      "  --preload             inject with LD_PRELOAD instead of CUDA_INJECTION64_PATH\n"
+      "                        (also traces child processes, each to PREFIX.<pid>.*)\n"
+      "  --no-trace            write only the measurement file\n"
+      "  --accesses            also record every warp's global accesses with the Compute\n"
+      "                        Sanitizer tracer (libuvmtrace_accesses.so; built only when\n"
+      "                        the toolkit has sanitizer.h) into the .uvt: very slow\n"
+      "  --buffer-mb N         CUPTI activity buffer size (default 8)\n"
+      "  --flush-ms N          flush activity buffers every N ms (default: at exit)\n"
+      "  --library PATH        libuvmtrace.so to inject (default: next to this program,\n"
+      "                        or $UVMSIM_COLLECTOR_LIB)\n"
+      "  -h, --help            this help\n");
 }
 
 std::string self_dir() {
@@ -106,10 +107,11 @@ int main(int argc, char** argv) {
   }
   const fs::path access_lib = lib.parent_path() / "libuvmtrace_accesses.so";
   if (accesses && !fs::exists(access_lib)) {
-    std::fprintf(stderr,
-                 "uvmsim-collect: error: --accesses: %s was not built: the CUDA toolkit used to "
-                 "build uvmsim has no Compute Sanitizer API (sanitizer.h); see docs/calibration.md\n",
-                 access_lib.c_str());
+    std::fprintf(
+        stderr,
+        "uvmsim-collect: error: --accesses: %s was not built: the CUDA toolkit used to "
+        "build uvmsim has no Compute Sanitizer API (sanitizer.h); see docs/calibration.md\n",
+        access_lib.c_str());
     return 2;
   }
   if (accesses && no_trace) {
@@ -120,12 +122,13 @@ int main(int argc, char** argv) {
   void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (cuda == nullptr) {
     const char* why = dlerror();
-    std::fprintf(stderr,
-                 "uvmsim-collect: error: no NVIDIA GPU driver found (libcuda.so.1 cannot be loaded: "
-                 "%s). The collector measures a real GPU and needs its driver; on this machine, "
-                 "import existing nvprof or Nsight Systems data instead "
-                 "(uvmsim calibrate import --help).\n",
-                 why ? why : "unknown reason");
+    std::fprintf(
+        stderr,
+        "uvmsim-collect: error: no NVIDIA GPU driver found (libcuda.so.1 cannot be loaded: "
+        "%s). The collector measures a real GPU and needs its driver; on this machine, "
+        "import existing nvprof or Nsight Systems data instead "
+        "(uvmsim calibrate import --help).\n",
+        why ? why : "unknown reason");
     return 2;
   }
   dlclose(cuda);
@@ -184,7 +187,7 @@ int main(int argc, char** argv) {
                  meas.c_str());
     return code ? code : 1;
   }
-  std::fprintf(stderr, "uvmsim-collect: wrote %s%s%s\n", meas.c_str(),
-               no_trace ? "" : " and ", no_trace ? "" : trace.c_str());
+  std::fprintf(stderr, "uvmsim-collect: wrote %s%s%s\n", meas.c_str(), no_trace ? "" : " and ",
+               no_trace ? "" : trace.c_str());
   return code;
 }

@@ -144,10 +144,10 @@ Measurement import_nvprof(const std::filesystem::path& path) {
     Record r;
     const double t_scale = time_unit_ns(unit("Start"), where, "Start");
     const double d_scale = time_unit_ns(unit("Duration"), where, "Duration");
-    r.start = static_cast<std::uint64_t>(std::llround(parse_number(col("Start"), where, "Start") *
-                                                      t_scale));
-    r.end = r.start + static_cast<std::uint64_t>(std::llround(
-                          parse_number(col("Duration"), where, "Duration") * d_scale));
+    r.start = static_cast<std::uint64_t>(
+        std::llround(parse_number(col("Start"), where, "Start") * t_scale));
+    r.end = r.start + static_cast<std::uint64_t>(
+                          std::llround(parse_number(col("Duration"), where, "Duration") * d_scale));
     const std::string name = col("Name");
     const std::string lname = lower(name);
     const std::string dev = col("Device");
@@ -206,7 +206,8 @@ Measurement import_nvprof(const std::filesystem::path& path) {
               : lname.find("dtod") != std::string::npos ? Direction::DtoD
                                                         : Direction::Unknown;
       r.bytes = bytes();
-      if (!col("SrcMemType").empty()) r.kind = lower(col("SrcMemType")) + "->" + lower(col("DstMemType"));
+      if (!col("SrcMemType").empty())
+        r.kind = lower(col("SrcMemType")) + "->" + lower(col("DstMemType"));
       r.stream = static_cast<std::uint32_t>(parse_number(col("Stream"), where, "Stream"));
     } else if (!col("Grid X").empty()) {
       r.type = RecordType::Kernel;
@@ -318,9 +319,10 @@ Measurement import_nsys(const std::filesystem::path& path) {
   const bool gpu_faults = db.has_table("CUDA_UM_GPU_PAGE_FAULT_EVENTS");
   const bool memcpy = db.has_table("CUPTI_ACTIVITY_KIND_MEMCPY");
   if (!gpu_faults && !memcpy && !db.has_table("CUPTI_ACTIVITY_KIND_KERNEL"))
-    throw UserError(m.path + ": no CUDA tables (was the report collected with --trace=cuda and "
-                             "--cuda-um-gpu-page-faults=true, and exported with nsys export "
-                             "--type sqlite?)");
+    throw UserError(m.path +
+                    ": no CUDA tables (was the report collected with --trace=cuda and "
+                    "--cuda-um-gpu-page-faults=true, and exported with nsys export "
+                    "--type sqlite?)");
   std::map<std::int64_t, std::string> strings;
   if (db.has_table("StringIds"))
     db.query("SELECT id, value FROM StringIds", [&](sqlite3_stmt* st) {
@@ -380,7 +382,8 @@ Measurement import_nsys(const std::filesystem::path& path) {
       if (!label.empty()) unified = label.find("unified") != std::string::npos;
       Direction dir = Direction::Unknown;
       if (!label.empty()) {
-        if (label.find("host-to-device") != std::string::npos || label.find("htod") != std::string::npos)
+        if (label.find("host-to-device") != std::string::npos ||
+            label.find("htod") != std::string::npos)
           dir = Direction::HtoD;
         else if (label.find("device-to-host") != std::string::npos ||
                  label.find("dtoh") != std::string::npos)
@@ -425,8 +428,8 @@ Measurement import_nsys(const std::filesystem::path& path) {
       }
       if (r.name.empty()) r.name = "kernel";
       auto d = [&](const char* c) {
-        return static_cast<std::uint32_t>(std::clamp<std::int64_t>(row.i64(c).value_or(1), 1,
-                                                                    4294967295LL));
+        return static_cast<std::uint32_t>(
+            std::clamp<std::int64_t>(row.i64(c).value_or(1), 1, 4294967295LL));
       };
       r.grid = {d("gridX"), d("gridY"), d("gridZ")};
       r.block = {d("blockX"), d("blockY"), d("blockZ")};
@@ -457,7 +460,8 @@ InputFormat detect_format(const std::filesystem::path& path) {
   for (int i = 0; i < 200 && std::getline(in, line); ++i) {
     if (line.find("\"format\"") != std::string::npos && line.find(kFormatName) != std::string::npos)
       return InputFormat::Measurement;
-    if (line.rfind("\"Start\",", 0) == 0 || line.rfind("Start,", 0) == 0) return InputFormat::Nvprof;
+    if (line.rfind("\"Start\",", 0) == 0 || line.rfind("Start,", 0) == 0)
+      return InputFormat::Nvprof;
     if (!line.empty() && line.rfind("==", 0) != 0) break;
   }
   throw UserError(path.string() +

@@ -3,7 +3,8 @@
 //              --log-file trace.csv ./app` (CUDA <= 10.x tool, GPUs up to Volta/Turing);
 //  * nsys:    Nsight Systems reports exported with `nsys export --type sqlite report.nsys-rep`
 //             (tables CUDA_UM_GPU_PAGE_FAULT_EVENTS, CUDA_UM_CPU_PAGE_FAULT_EVENTS,
-//              CUPTI_ACTIVITY_KIND_MEMCPY with unified-memory copy kinds, CUPTI_ACTIVITY_KIND_KERNEL).
+//              CUPTI_ACTIVITY_KIND_MEMCPY with unified-memory copy kinds,
+//              CUPTI_ACTIVITY_KIND_KERNEL).
 // docs/calibration.md ("Importing nvprof and Nsight Systems data") gives the exact commands.
 #pragma once
 

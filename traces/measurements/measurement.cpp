@@ -56,7 +56,8 @@ std::uint64_t get_u64(const json& j, const char* key, const std::string& where, 
 std::int64_t get_i64(const json& j, const char* key, const std::string& where, std::int64_t dflt) {
   const auto it = j.find(key);
   if (it == j.end()) return dflt;
-  if (!it->is_number_integer()) throw UserError(where, key, "expected an integer, got " + it->dump());
+  if (!it->is_number_integer())
+    throw UserError(where, key, "expected an integer, got " + it->dump());
   return it->get<std::int64_t>();
 }
 
@@ -214,8 +215,8 @@ Record record_from_json(const json& j, const std::string& where) {
   r.start = get_u64(j, "start", w, true);
   r.end = get_u64(j, "end", w, false, r.start);
   if (r.end < r.start)
-    throw UserError(w, "end", "end " + std::to_string(r.end) + " is before start " +
-                                  std::to_string(r.start));
+    throw UserError(w, "end",
+                    "end " + std::to_string(r.end) + " is before start " + std::to_string(r.start));
   if (uses_address(r.type)) r.address = get_u64(j, "address", w, r.type != RecordType::Advise);
   if (uses_bytes(r.type))
     r.bytes = get_u64(j, "bytes", w,
@@ -297,9 +298,9 @@ Record record_from_json(const json& j, const std::string& where) {
 }
 
 json to_json(const Header& h) {
-  return {{"format", kFormatName}, {"version", kFormatVersion}, {"source", h.source},
-          {"gpu", h.gpu},          {"app", h.app},              {"device", h.device},
-          {"extra", h.extra}};
+  return {
+      {"format", kFormatName}, {"version", kFormatVersion}, {"source", h.source}, {"gpu", h.gpu},
+      {"app", h.app},          {"device", h.device},        {"extra", h.extra}};
 }
 
 Writer::Writer(const std::filesystem::path& path, const Header& header) : path_(path), out_(path) {

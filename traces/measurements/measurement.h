@@ -63,15 +63,15 @@ struct Record {
   std::string access;       ///< GpuFault: read|write|atomic|prefetch|unknown
   std::int64_t src = kCpuDevice, dst = kCpuDevice;  ///< Transfer, RemoteMap: device ids, -1 = CPU
   std::int64_t device = 0;  ///< Kernel, Alloc, Prefetch (destination), Advise (target)
-  std::string name;   ///< Kernel name, Advise advice, RemoteMap cause, Sync kind, Alloc/Prefetch API
-  std::string kind;   ///< Memcpy: source/destination memory kinds ("pageable->device")
+  std::string name;  ///< Kernel name, Advise advice, RemoteMap cause, Sync kind, Alloc/Prefetch API
+  std::string kind;  ///< Memcpy: source/destination memory kinds ("pageable->device")
   trace::Dim3 grid, block;           ///< Kernel
   std::uint32_t regs = 0, smem = 0;  ///< Kernel
   std::uint32_t stream = 0, correlation = 0;
-  bool managed = true;          ///< Alloc
-  bool in_cpu = false;          ///< Thrashing, Throttling: CUPTI_ACTIVITY_FLAG_*_IN_CPU
-  std::uint64_t processors = 0; ///< Thrashing: device bitmask
-  std::uint64_t pc = 0;         ///< CpuFault
+  bool managed = true;           ///< Alloc
+  bool in_cpu = false;           ///< Thrashing, Throttling: CUPTI_ACTIVITY_FLAG_*_IN_CPU
+  std::uint64_t processors = 0;  ///< Thrashing: device bitmask
+  std::uint64_t pc = 0;          ///< CpuFault
 
   std::uint64_t duration() const { return end > start ? end - start : 0; }
 };
@@ -116,8 +116,8 @@ nlohmann::json to_json(const Header& h);
 
 /// A whole measurement file in memory (records in file order).
 struct Measurement {
-  std::string path;  ///< for messages
-  std::string label; ///< file stem, names the run in reports
+  std::string path;   ///< for messages
+  std::string label;  ///< file stem, names the run in reports
   Header header;
   std::vector<Record> records;
   Summary summary;

@@ -77,8 +77,10 @@ void launch_begin(const Sanitizer_LaunchData* l) {
   Pending p{l->context, nullptr, nullptr, g_buffer_bytes / sizeof(AccessRec), g_launches++};
   if (sanitizerAlloc(l->context, &p.records, p.capacity * sizeof(AccessRec)) != SANITIZER_SUCCESS ||
       sanitizerAlloc(l->context, &p.header, sizeof(DeviceHeader)) != SANITIZER_SUCCESS) {
-    std::fprintf(stderr, "uvmtrace-accesses: cannot allocate the device buffer: launch %llu "
-                         "not traced\n", static_cast<unsigned long long>(p.ordinal));
+    std::fprintf(stderr,
+                 "uvmtrace-accesses: cannot allocate the device buffer: launch %llu "
+                 "not traced\n",
+                 static_cast<unsigned long long>(p.ordinal));
     return;
   }
   DeviceHeader h{static_cast<AccessRec*>(p.records), p.capacity, 0, 0};

@@ -50,7 +50,8 @@ extern "C" __device__ __noinline__ SanitizerPatchResult uvmtrace_global_access(
     atomicAdd(&buf->dropped, 1ULL);
     return SANITIZER_PATCH_SUCCESS;
   }
-  const unsigned tid = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
+  const unsigned tid =
+      threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
   UvmtraceRecord r;
   r.va = va;
   r.block = blockIdx.x + blockIdx.y * gridDim.x + blockIdx.z * gridDim.x * gridDim.y;
