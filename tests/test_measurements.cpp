@@ -20,15 +20,6 @@ std::string data(const std::string& f) {
   return std::string(UVMSIM_SOURCE_DIR) + "/tests/data/" + f;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(Measurements, RoundTripKeepsEveryField) {
   TempDir d;
   meas::Measurement m;

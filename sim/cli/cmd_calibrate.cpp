@@ -29,6 +29,21 @@ std::vector<std::string> comma_list(const std::vector<std::string>& v) {
   return out;
 }
 
+/// Parses `args`; returns false after printing the help when --help was given.
+bool parse(const Args& args, const po::options_description& desc,
+           const po::positional_options_description* pos, po::variables_map& vm,
+           std::ostream& out) {
+  auto parser = po::command_line_parser(args).options(desc);
+  if (pos) parser.positional(*pos);
+  po::store(parser.run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    out << desc << "\n";
+    return false;
+  }
+  return true;
+}
+
 nlohmann::ordered_json read_preset_doc(const std::string& name) {
   const auto path = SimConfig::find_preset(name);
   std::ifstream in(path);
@@ -50,12 +65,7 @@ int cmd_import(const Args& args, std::ostream& out) {
   po::positional_options_description pos;
   pos.add("format", 1).add("input", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    out << desc << "\n";
-    return 0;
-  }
+  if (!parse(args, desc, &pos, vm, out)) return 0;
   if (!vm.count("format") || !vm.count("input"))
     throw UserError("calibrate import: expected FORMAT INPUT (see --help)");
   if (!vm.count("output")) throw UserError("-o: required");
@@ -90,12 +100,7 @@ int cmd_show(const Args& args, std::ostream& out) {
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    out << desc << "\n";
-    return 0;
-  }
+  if (!parse(args, desc, &pos, vm, out)) return 0;
   if (!vm.count("input")) throw UserError("calibrate show: expected a file");
   const auto m = meas::load_any(vm["input"].as<std::string>());
   const auto r = calib::from_measurement(m);
@@ -156,12 +161,7 @@ int cmd_simulate(const Args& args, std::ostream& out) {
       "trace", po::value<std::string>(), "trace")("output,o", po::value<std::string>(), "output")(
       "set", po::value<std::vector<std::string>>(&sets)->composing(), "override a knob");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    out << desc << "\n";
-    return 0;
-  }
+  if (!parse(args, desc, nullptr, vm, out)) return 0;
   if (!vm.count("gpu") || !vm.count("trace") || !vm.count("output"))
     throw UserError("calibrate simulate: --gpu, --trace and -o are required");
   SimConfig cfg = SimConfig::from_preset(vm["gpu"].as<std::string>());
@@ -222,12 +222,7 @@ int cmd_calibrate(const Args& args, std::ostream& out, std::ostream& err) {
       "report-json", po::value<std::string>(), "write parameters and every residual as JSON")(
       "verbose,v", "list every residual");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    out << desc << "\n";
-    return 0;
-  }
+  if (!parse(args, desc, nullptr, vm, out)) return 0;
   if (!vm.count("gpu")) throw UserError("--gpu: required (the base preset, e.g. gtx1080ti)");
   if (measured.empty()) throw UserError("--measured: at least one measurement file is required");
   if (traces.size() != measured.size())
