@@ -35,7 +35,9 @@ namespace {
 using uvmsim::collector::ApiCall;
 using uvmsim::collector::Collector;
 
-std::unique_ptr<Collector> g_collector;
+// Deliberately never destroyed: CUPTI's worker thread may still hand over a buffer while static
+// destructors run; after finish() the collector ignores it.
+Collector* g_collector = nullptr;
 std::once_flag g_init_once, g_um_once, g_finish_once;
 CUpti_SubscriberHandle g_subscriber = nullptr;
 std::size_t g_buffer_bytes = 8u << 20;
@@ -214,7 +216,7 @@ void init() {
       return;
     }
     try {
-      g_collector = std::make_unique<Collector>(opts);
+      g_collector = new Collector(opts);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "uvmtrace: %s: not collecting\n", e.what());
       cuptiUnsubscribe(g_subscriber);
