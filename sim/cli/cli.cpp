@@ -16,6 +16,8 @@ const std::vector<Command>& commands() {
       {"run", "simulate a trace on a GPU preset", cmd_run},
       {"policies", "list the registered eviction / prefetch / placement policies", cmd_policies},
       {"analyze", "derive access hints from a trace by profiling it (for --hints)", cmd_analyze},
+      {"calibrate", "fit a GPU preset to measurements of a real GPU; import nvprof/nsys data",
+       cmd_calibrate},
   };
   return cmds;
 }

@@ -23,6 +23,7 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_run(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_policies(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_analyze(const Args& args, std::ostream& out, std::ostream& err);
+int cmd_calibrate(const Args& args, std::ostream& out, std::ostream& err);
 
 const std::vector<Command>& commands();
 
