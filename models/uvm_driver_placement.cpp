@@ -172,6 +172,19 @@ void UvmDriver::service_deferred_actions(ServiceTimes& st) {
   }
 }
 
+template <typename F>
+void UvmDriver::placement_on_range(Addr va, std::uint64_t size, F f) {
+  placement_action([this, va, size, f](ServiceTimes& st) mutable {
+    bool changed = false;
+    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+      PageMask pages;
+      pages.set_range(p0, p1);
+      changed |= f(b, pages, st);
+    });
+    return changed;
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Actions.
 
@@ -179,15 +192,16 @@ std::uint64_t UvmDriver::pin_on_gpu(Addr va, std::uint64_t size) {
   std::uint64_t pinned = 0;
   const bool now = host_context_ || !ctx_.position.in_kernel;
   std::uint64_t* out = now ? &pinned : nullptr;
-  placement_action([this, va, size, out](ServiceTimes& st) {
-    bool changed = false, full = false;
-    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
-      if (full || p0 >= p1) return;
-      PageMask pages;
-      pages.set_range(p0, p1);
-      BlockPlacement& bp = place_.block(b.id);
-      const PageMask add = minus(pages, bp.gpu_pinned);
-      if (add.any()) {
+  bool full = false;  // copied into the action: stops it at the first block without a chunk
+  placement_on_range(
+      va, size, [this, out, full](VaBlock& b, const PageMask& pages, ServiceTimes& st) mutable {
+        if (full || pages.none()) return false;
+        BlockPlacement& bp = place_.block(b.id);
+        const PageMask add = minus(pages, bp.gpu_pinned);
+        if (add.none()) {
+          if (out) *out += pages_bytes(pages);
+          return false;
+        }
         activate_placement();
         const PageMask saved = bp.gpu_pinned;
         bp.gpu_pinned |= add;  // the block takes its chunk as a pinned one
@@ -196,11 +210,11 @@ std::uint64_t UvmDriver::pin_on_gpu(Addr va, std::uint64_t size) {
           bp.gpu_pinned = saved;  // out of unpinned, unreserved memory: stop here
           refresh_placement(b, st.cpu);
           full = true;
-          return;
+          return false;
         }
         if (obs_.find(b.id)) drop_observation(b, false);
         // A GPU pin overrides host pins, no-migrate and access-counter settings of its pages.
-        PageMask unmap = add & b.remote_mapped;
+        const PageMask unmap = add & b.remote_mapped;
         bp.host_pinned.and_not(add);
         bp.no_migrate.and_not(add);
         bp.acm.and_not(add);
@@ -211,92 +225,71 @@ std::uint64_t UvmDriver::pin_on_gpu(Addr va, std::uint64_t size) {
         b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
         refresh_placement(b, st.cpu);
         ctx_.stats.placement.gpu_pinned_pages += add.count();
-        changed = true;
-      }
-      if (out) *out += pages_bytes(pages);
-    });
-    return changed;
-  });
+        if (out) *out += pages_bytes(pages);
+        return true;
+      });
   return pinned;
 }
 
 void UvmDriver::unpin_on_gpu(Addr va, std::uint64_t size) {
-  placement_action([this, va, size](ServiceTimes& st) {
-    bool changed = false;
-    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
-      PageMask pages;
-      pages.set_range(p0, p1);
-      BlockPlacement& bp = place_.block(b.id);
-      if ((bp.gpu_pinned & pages).none()) return;
-      bp.gpu_pinned.and_not(pages);
-      st.cpu += ns_to_ps(cfg_.cost.block_ns);
-      refresh_placement(b, st.cpu);
-      changed = true;
-    });
-    return changed;
+  placement_on_range(va, size, [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+    BlockPlacement& bp = place_.block(b.id);
+    if ((bp.gpu_pinned & pages).none()) return false;
+    bp.gpu_pinned.and_not(pages);
+    st.cpu += ns_to_ps(cfg_.cost.block_ns);
+    refresh_placement(b, st.cpu);
+    return true;
   });
 }
 
 void UvmDriver::pin_on_host(Addr va, std::uint64_t size) {
-  placement_action([this, va, size](ServiceTimes& st) {
-    bool changed = false;
-    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
-      PageMask pages;
-      pages.set_range(p0, p1);
-      BlockPlacement& bp = place_.block(b.id);
-      const PageMask add = minus(pages, bp.host_pinned);
-      if (add.none()) return;
-      activate_placement();
-      if (obs_.find(b.id)) drop_observation(b, false);
-      st.cpu += ns_to_ps(cfg_.cost.block_ns);
-      // ① GPU copies come back to the host (a host pin overrides a GPU pin of these pages).
-      bp.gpu_pinned.and_not(add);
-      const PageMask on_gpu = add & b.gpu_resident;
-      if (on_gpu.any()) {
-        migrate_to_cpu(b, on_gpu, DtohCause::Placement, st);
-        st.cpu = std::max(st.cpu, st.copy_done);
-      }
-      // ② Uninitialised pages are first-touched (memset) on the host, so the GPU never faults.
-      st.cpu += host_first_touch(b, add);
-      // ③ SetAccessedBy: the GPU maps the host copy (PTE writes for pages not mapped yet); it
-      // never migrates.
-      const PageMask map = minus(add, b.remote_mapped);
-      b.remote_mapped |= add;
-      bp.host_pinned |= add;
-      bp.no_migrate |= add;
-      if (map.any() || on_gpu.any()) {
-        st.cpu += ns_to_ps(cfg_.cost.page_ns) * map.count();
-        ++b.mapping_gen;
-        b.map_ready_at = std::max(b.map_ready_at, st.cpu);
-      }
-      refresh_placement(b, st.cpu);
-      ctx_.stats.placement.host_pinned_pages += add.count();
-      changed = true;
-    });
-    return changed;
+  placement_on_range(va, size, [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+    BlockPlacement& bp = place_.block(b.id);
+    const PageMask add = minus(pages, bp.host_pinned);
+    if (add.none()) return false;
+    activate_placement();
+    if (obs_.find(b.id)) drop_observation(b, false);
+    st.cpu += ns_to_ps(cfg_.cost.block_ns);
+    // ① GPU copies come back to the host (a host pin overrides a GPU pin of these pages).
+    bp.gpu_pinned.and_not(add);
+    const PageMask on_gpu = add & b.gpu_resident;
+    if (on_gpu.any()) {
+      migrate_to_cpu(b, on_gpu, DtohCause::Placement, st);
+      st.cpu = std::max(st.cpu, st.copy_done);
+    }
+    // ② Uninitialised pages are first-touched (memset) on the host, so the GPU never faults.
+    st.cpu += host_first_touch(b, add);
+    // ③ SetAccessedBy: the GPU maps the host copy (PTE writes for pages not mapped yet); it
+    // never migrates.
+    const PageMask map = minus(add, b.remote_mapped);
+    b.remote_mapped |= add;
+    bp.host_pinned |= add;
+    bp.no_migrate |= add;
+    if (map.any() || on_gpu.any()) {
+      st.cpu += ns_to_ps(cfg_.cost.page_ns) * map.count();
+      ++b.mapping_gen;
+      b.map_ready_at = std::max(b.map_ready_at, st.cpu);
+    }
+    refresh_placement(b, st.cpu);
+    ctx_.stats.placement.host_pinned_pages += add.count();
+    return true;
   });
 }
 
 void UvmDriver::unpin_on_host(Addr va, std::uint64_t size) {
-  placement_action([this, va, size](ServiceTimes& st) {
-    bool changed = false;
-    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
-      PageMask pages;
-      pages.set_range(p0, p1);
-      BlockPlacement& bp = place_.block(b.id);
-      const PageMask drop = pages & bp.host_pinned;
-      if (drop.none()) return;
-      bp.host_pinned.and_not(drop);
-      bp.no_migrate.and_not(drop);
-      // Pages still under access-counter migration or a preferred CPU location stay mapped.
-      PageMask unmap = minus(drop, bp.acm);
-      if (b.preferred == PreferredLocation::Cpu) unmap.clear();
-      b.remote_mapped.and_not(unmap);
-      st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();
-      ++b.mapping_gen;
-      changed = true;
-    });
-    return changed;
+  placement_on_range(va, size, [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+    BlockPlacement& bp = place_.block(b.id);
+    const PageMask drop = pages & bp.host_pinned;
+    if (drop.none()) return false;
+    bp.host_pinned.and_not(drop);
+    bp.no_migrate.and_not(drop);
+    // Pages still under access-counter migration or a preferred CPU location stay mapped.
+    PageMask unmap = minus(drop, bp.acm);
+    if (b.preferred == PreferredLocation::Cpu) unmap.clear();
+    b.remote_mapped.and_not(unmap);
+    st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();
+    ++b.mapping_gen;
+    return true;
   });
 }
 
@@ -345,154 +338,120 @@ std::uint32_t UvmDriver::reserve_on_demand(Addr va, std::uint64_t size, std::uin
 }
 
 void UvmDriver::release_reservation(Addr va, std::uint64_t size) {
-  placement_action([this, va, size](ServiceTimes& st) {
-    bool changed = false;
-    for_each_block_page(va, size, [&](VaBlock& b, unsigned, unsigned) {
-      if (!place_.block(b.id).reservation) return;
-      place_.leave_reservation(b);
-      refresh_placement(b, st.cpu);
-      changed = true;
-    });
-    return changed;
+  placement_on_range(va, size, [this](VaBlock& b, const PageMask&, ServiceTimes& st) {
+    if (!place_.block(b.id).reservation) return false;
+    place_.leave_reservation(b);
+    refresh_placement(b, st.cpu);
+    return true;
   });
 }
 
 void UvmDriver::release_range(Addr va, std::uint64_t size) {
-  placement_action([this, va, size](ServiceTimes& st) {
-    bool changed = false;
-    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
-      PageMask pages;
-      pages.set_range(p0, p1);
-      BlockPlacement& bp = place_.block(b.id);
-      const PageMask move = pages & b.gpu_resident;
-      if ((bp.gpu_pinned & pages).none() && move.none()) return;
-      if (obs_.find(b.id)) drop_observation(b, false);
-      st.cpu += ns_to_ps(cfg_.cost.block_ns);
-      bp.gpu_pinned.and_not(pages);
-      refresh_placement(b, st.cpu);
-      if (move.any()) {
-        migrate_to_cpu(b, move, DtohCause::Placement, st);
-        ctx_.stats.placement.released_pages += move.count();
-      }
-      changed = true;
-    });
-    return changed;
+  placement_on_range(va, size, [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+    BlockPlacement& bp = place_.block(b.id);
+    const PageMask move = pages & b.gpu_resident;
+    if ((bp.gpu_pinned & pages).none() && move.none()) return false;
+    if (obs_.find(b.id)) drop_observation(b, false);
+    st.cpu += ns_to_ps(cfg_.cost.block_ns);
+    bp.gpu_pinned.and_not(pages);
+    refresh_placement(b, st.cpu);
+    if (move.any()) {
+      migrate_to_cpu(b, move, DtohCause::Placement, st);
+      ctx_.stats.placement.released_pages += move.count();
+    }
+    return true;
   });
 }
 
 void UvmDriver::prefetch_range(Addr va, std::uint64_t size, Processor dest) {
-  placement_action([this, va, size, dest](ServiceTimes& st) {
-    bool changed = false;
-    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
-      PageMask pages;
-      pages.set_range(p0, p1);
-      const BlockPlacement& bp = place_.block(b.id);
-      if (dest == Processor::Gpu) {
-        pages.and_not(b.gpu_resident);
-        pages.and_not(bp.host_pinned);
-        if (pages.none() || (!b.has_chunk && !chunk_obtainable(b))) return;
-        if (obs_.find(b.id)) drop_observation(b, false);
-        st.cpu += ns_to_ps(cfg_.cost.block_ns);
-        make_resident_gpu(b, pages, PageMask{}, HtodCause::Placement, st, nullptr);
-        b.remote_mapped.and_not(b.gpu_resident);
-        ++b.mapping_gen;
-        b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
-      } else {
-        pages &= b.gpu_resident;
-        pages.and_not(bp.gpu_pinned);
-        if (pages.none()) return;
-        if (obs_.find(b.id)) drop_observation(b, false);
-        st.cpu += ns_to_ps(cfg_.cost.block_ns);
-        migrate_to_cpu(b, pages, DtohCause::Placement, st);
-      }
-      changed = true;
-    });
-    return changed;
+  placement_on_range(va, size, [this, dest](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+    const BlockPlacement& bp = place_.block(b.id);
+    // To the GPU: what is not there yet, host pins excepted; to the host: GPU pins excepted.
+    const PageMask move = dest == Processor::Gpu
+                              ? minus(minus(pages, b.gpu_resident), bp.host_pinned)
+                              : minus(pages & b.gpu_resident, bp.gpu_pinned);
+    if (move.none()) return false;
+    if (dest == Processor::Gpu && !b.has_chunk && !chunk_obtainable(b)) return false;
+    if (obs_.find(b.id)) drop_observation(b, false);
+    st.cpu += ns_to_ps(cfg_.cost.block_ns);
+    if (dest == Processor::Cpu) {
+      migrate_to_cpu(b, move, DtohCause::Placement, st);
+      return true;
+    }
+    make_resident_gpu(b, move, PageMask{}, HtodCause::Placement, st, nullptr);
+    b.remote_mapped.and_not(b.gpu_resident);
+    ++b.mapping_gen;
+    b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
+    return true;
   });
 }
 
 void UvmDriver::set_access_counter_migration(Addr va, std::uint64_t size, bool on) {
-  placement_action([this, va, size, on](ServiceTimes& st) {
-    bool changed = false;
-    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
-      PageMask pages;
-      pages.set_range(p0, p1);
-      BlockPlacement& bp = place_.block(b.id);
-      if (on) {
-        const PageMask add = minus(pages, bp.acm);
-        if (add.none()) return;
-        activate_placement();
-        if (!counters_.enabled()) {
-          // suvEnableAccessCounter: the hardware counters start counting remote accesses.
-          counters_.enable_migration(cfg_.access_counters.granularity,
-                                     std::max<std::uint32_t>(1, cfg_.access_counters.threshold));
-        }
-        if (obs_.find(b.id)) drop_observation(b, false);
-        bp.acm |= add;
-        // Pages not on the GPU are mapped remotely so the counters see their accesses.
-        const PageMask map = minus(minus(add, b.gpu_resident), b.remote_mapped);
-        st.cpu += host_first_touch(b, map);
-        b.remote_mapped |= map;
-        st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * map.count();
-        if (map.any()) ++b.mapping_gen;
-      } else {
-        const PageMask drop = pages & bp.acm;
-        if (drop.none()) return;
-        bp.acm.and_not(drop);
-        PageMask unmap = minus(drop & b.remote_mapped, bp.host_pinned);
-        if (b.preferred == PreferredLocation::Cpu) unmap.clear();
-        b.remote_mapped.and_not(unmap);
-        st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();
-        ++b.mapping_gen;
+  placement_on_range(va, size, [this, on](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+    BlockPlacement& bp = place_.block(b.id);
+    if (on) {
+      const PageMask add = minus(pages, bp.acm);
+      if (add.none()) return false;
+      activate_placement();
+      if (!counters_.enabled()) {
+        // suvEnableAccessCounter: the hardware counters start counting remote accesses.
+        counters_.enable_migration(cfg_.access_counters.granularity,
+                                   std::max<std::uint32_t>(1, cfg_.access_counters.threshold));
       }
-      changed = true;
-    });
-    return changed;
+      if (obs_.find(b.id)) drop_observation(b, false);
+      bp.acm |= add;
+      // Pages not on the GPU are mapped remotely so the counters see their accesses.
+      const PageMask map = minus(minus(add, b.gpu_resident), b.remote_mapped);
+      st.cpu += host_first_touch(b, map);
+      b.remote_mapped |= map;
+      st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * map.count();
+      if (map.any()) ++b.mapping_gen;
+    } else {
+      const PageMask drop = pages & bp.acm;
+      if (drop.none()) return false;
+      bp.acm.and_not(drop);
+      PageMask unmap = minus(drop & b.remote_mapped, bp.host_pinned);
+      if (b.preferred == PreferredLocation::Cpu) unmap.clear();
+      b.remote_mapped.and_not(unmap);
+      st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();
+      ++b.mapping_gen;
+    }
+    return true;
   });
 }
 
 void UvmDriver::set_no_migrate(Addr va, std::uint64_t size, bool on) {
-  placement_action([this, va, size, on](ServiceTimes& st) {
-    bool changed = false;
-    for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
-      PageMask pages;
-      pages.set_range(p0, p1);
-      BlockPlacement& bp = place_.block(b.id);
-      const PageMask diff = on ? minus(pages, bp.no_migrate) : (pages & bp.no_migrate);
-      if (diff.none()) return;
-      activate_placement();
-      if (on)
-        bp.no_migrate |= diff;
-      else
-        bp.no_migrate.and_not(diff);
-      st.cpu += ns_to_ps(cfg_.cost.block_ns);
-      changed = true;
-    });
-    return changed;
+  placement_on_range(va, size, [this, on](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+    BlockPlacement& bp = place_.block(b.id);
+    const PageMask diff = on ? minus(pages, bp.no_migrate) : (pages & bp.no_migrate);
+    if (diff.none()) return false;
+    activate_placement();
+    if (on)
+      bp.no_migrate |= diff;
+    else
+      bp.no_migrate.and_not(diff);
+    st.cpu += ns_to_ps(cfg_.cost.block_ns);
+    return true;
   });
 }
 
 void UvmDriver::set_preferred_location(Addr va, std::uint64_t size, PreferredLocation where) {
-  placement_action([this, va, size, where](ServiceTimes& st) {
-    bool changed = false;
-    for_each_block_page(va, size, [&](VaBlock& b, unsigned, unsigned) {
-      if (b.preferred == where) return;
-      if (obs_.find(b.id)) drop_observation(b, false);
-      const bool was_cpu = b.preferred == PreferredLocation::Cpu;
-      b.preferred = where;
-      st.cpu += ns_to_ps(cfg_.cost.block_ns);
-      if (was_cpu) {
-        // Leaving a preferred CPU location drops the remote mappings it caused, except those
-        // of host pins and access-counter ranges: the next GPU access faults and migrates.
-        const BlockPlacement& bp = place_.block(b.id);
-        const PageMask unmap = minus(b.remote_mapped, bp.host_pinned | bp.acm);
-        b.remote_mapped.and_not(unmap);
-        st.cpu += ns_to_ps(cfg_.cost.page_ns) * unmap.count();
-      }
-      ++b.mapping_gen;
-      changed = true;
-    });
-    return changed;
+  placement_on_range(va, size, [this, where](VaBlock& b, const PageMask&, ServiceTimes& st) {
+    if (b.preferred == where) return false;
+    if (obs_.find(b.id)) drop_observation(b, false);
+    const bool was_cpu = b.preferred == PreferredLocation::Cpu;
+    b.preferred = where;
+    st.cpu += ns_to_ps(cfg_.cost.block_ns);
+    if (was_cpu) {
+      // Leaving a preferred CPU location drops the remote mappings it caused, except those
+      // of host pins and access-counter ranges: the next GPU access faults and migrates.
+      const BlockPlacement& bp = place_.block(b.id);
+      const PageMask unmap = minus(b.remote_mapped, bp.host_pinned | bp.acm);
+      b.remote_mapped.and_not(unmap);
+      st.cpu += ns_to_ps(cfg_.cost.page_ns) * unmap.count();
+    }
+    ++b.mapping_gen;
+    return true;
   });
 }
 

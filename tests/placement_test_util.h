@@ -97,4 +97,17 @@ inline nlohmann::json run_sim(const std::string& trace, const std::vector<std::s
 
 inline std::uint64_t num(const nlohmann::json& j) { return j.get<std::uint64_t>(); }
 
+/// `uvmsim gen NAME --footprint FOOTPRINT --param P ...` into the test's directory.
+inline std::string gen(const TempDir& d, const std::string& name, const std::string& footprint,
+                       const std::vector<std::string>& params = {}) {
+  const auto t = d.file(name + ".uvt");
+  std::vector<std::string> args = {"gen", name, "--footprint", footprint, "-o", t};
+  for (const auto& p : params) {
+    args.push_back("--param");
+    args.push_back(p);
+  }
+  cli_ok(args);
+  return t;
+}
+
 }  // namespace uvmsim::test

@@ -11,18 +11,6 @@
 namespace uvmsim::test {
 namespace {
 
-std::string gen(const TempDir& d, const std::string& name, const std::string& footprint,
-                const std::vector<std::string>& params = {}) {
-  const auto t = d.file(name + ".uvt");
-  std::vector<std::string> args = {"gen", name, "--footprint", footprint, "-o", t};
-  for (const auto& p : params) {
-    args.push_back("--param");
-    args.push_back(p);
-  }
-  cli_ok(args);
-  return t;
-}
-
 /// The launch sequence with each launch's next uses in allocation order.
 std::vector<trace::LaunchHint> sorted(std::vector<trace::LaunchHint> l) {
   for (auto& x : l) std::sort(x.next_use.begin(), x.next_use.end());

@@ -96,17 +96,20 @@ std::uint64_t evictions_in(const std::vector<CsvRow>& rows, Addr lo, Addr hi) {
   return n;
 }
 
-/// 8 MB buffer (4 blocks), CPU-initialised, walked twice with 2 chunks of HBM; block 0 pinned.
-std::string pinned_buffer_trace(const TempDir& d) {
-  Program p({{"buf", 8 * kMB}});
-  const auto t = d.file("pin.uvt");
+/// One allocation "buf" of `bytes`, its first `init` bytes written by the CPU, walked `walks`
+/// times page by page.
+std::string buffer_trace(const TempDir& d, std::uint64_t bytes, std::uint64_t init, int walks) {
+  Program p({{"buf", bytes}});
+  const auto t = d.file("buf.uvt");
   p.open(t);
-  p.cpu_write(0, 0, 8 * kMB);
-  p.walk(0, {{0, 0, 8 * kMB}});
-  p.walk(0, {{0, 0, 8 * kMB}});
+  if (init) p.cpu_write(0, 0, init);
+  for (int i = 0; i < walks; ++i) p.walk(0, {{0, 0, bytes}});
   p.finish();
   return t;
 }
+
+/// 8 MB buffer (4 blocks), CPU-initialised, walked twice (tests pin block 0 with 2 chunks).
+std::string pinned_buffer_trace(const TempDir& d) { return buffer_trace(d, 8 * kMB, 8 * kMB, 2); }
 
 TEST(PlacementActions, PinOnGpuIsNeverEvicted) {
   TempDir d;
@@ -157,12 +160,8 @@ TEST(PlacementActions, EvictionPoliciesNeverSeePinnedChunks) {
 
 TEST(PlacementActions, PinOnHostMapsRemotelyAndFirstTouchesOnHost) {
   TempDir d;
-  Program p({{"buf", 4 * kMB}});
-  const auto t = d.file("h.uvt");
-  p.open(t);
-  p.cpu_write(0, 0, 2 * kMB);  // block 0 initialised by the CPU, block 1 untouched
-  p.walk(0, {{0, 0, 4 * kMB}});
-  p.finish();
+  // block 0 initialised by the CPU, block 1 untouched
+  const auto t = buffer_trace(d, 4 * kMB, 2 * kMB, 1);
   const auto s = run_sim(t, with_script({{{"when", "start"}, {"op", "pin_host"}, {"alloc", 0}}}));
   EXPECT_EQ(num(s["gpu_faults"]), 0u);
   EXPECT_EQ(num(s["htod_bytes"]), 0u);
@@ -180,13 +179,7 @@ TEST(PlacementActions, PinOnHostMapsRemotelyAndFirstTouchesOnHost) {
 
 TEST(PlacementActions, PinOnHostMovesGpuPagesBack) {
   TempDir d;
-  Program p({{"buf", 4 * kMB}});
-  const auto t = d.file("h2.uvt");
-  p.open(t);
-  p.cpu_write(0, 0, 4 * kMB);
-  p.walk(0, {{0, 0, 4 * kMB}});
-  p.walk(0, {{0, 0, 4 * kMB}});
-  p.finish();
+  const auto t = buffer_trace(d, 4 * kMB, 4 * kMB, 2);
   const auto s = run_sim(
       t, with_script({{{"when", "start"}, {"launch", 1}, {"op", "pin_host"}, {"alloc", 0}}}));
   EXPECT_EQ(num(s["dtoh_bytes_by_cause"]["placement"]), 4 * kMB);
@@ -197,13 +190,7 @@ TEST(PlacementActions, PinOnHostMovesGpuPagesBack) {
 
 TEST(PlacementActions, UnpinOnHostLetsFaultsMigrate) {
   TempDir d;
-  Program p({{"buf", 2 * kMB}});
-  const auto t = d.file("u.uvt");
-  p.open(t);
-  p.cpu_write(0, 0, 2 * kMB);
-  p.walk(0, {{0, 0, 2 * kMB}});
-  p.walk(0, {{0, 0, 2 * kMB}});
-  p.finish();
+  const auto t = buffer_trace(d, 2 * kMB, 2 * kMB, 2);
   const auto s = run_sim(
       t, with_script({{{"when", "start"}, {"launch", 0}, {"op", "pin_host"}, {"alloc", 0}},
                       {{"when", "end"}, {"launch", 0}, {"op", "unpin_host"}, {"alloc", 0}}}));
@@ -358,12 +345,7 @@ TEST(PlacementActions, AccessCounterMigrationOnlyForChosenRanges) {
 
 TEST(PlacementActions, NoMigrateFaultsMapRemotely) {
   TempDir d;
-  Program p({{"buf", 2 * kMB}});
-  const auto t = d.file("n.uvt");
-  p.open(t);
-  p.cpu_write(0, 0, 2 * kMB);
-  p.walk(0, {{0, 0, 2 * kMB}});
-  p.finish();
+  const auto t = buffer_trace(d, 2 * kMB, 2 * kMB, 1);
   const auto s = run_sim(t, with_script({{{"when", "start"}, {"op", "no_migrate"}, {"alloc", 0}}}));
   EXPECT_EQ(num(s["htod_bytes"]), 0u);
   EXPECT_EQ(num(s["placement"]["no_migrate_remote_maps"]), 512u);
@@ -372,13 +354,7 @@ TEST(PlacementActions, NoMigrateFaultsMapRemotely) {
 
 TEST(PlacementActions, PreferredLocationFollowsMemAdvise) {
   TempDir d;
-  Program p({{"buf", 2 * kMB}});
-  const auto t = d.file("p.uvt");
-  p.open(t);
-  p.cpu_write(0, 0, 2 * kMB);
-  p.walk(0, {{0, 0, 2 * kMB}});
-  p.walk(0, {{0, 0, 2 * kMB}});
-  p.finish();
+  const auto t = buffer_trace(d, 2 * kMB, 2 * kMB, 2);
   const auto s = run_sim(
       t, with_script({{{"when", "start"}, {"launch", 0}, {"op", "prefer_cpu"}, {"alloc", 0}},
                       {{"when", "start"}, {"launch", 1}, {"op", "prefer_none"}, {"alloc", 0}}}));
@@ -390,13 +366,7 @@ TEST(PlacementActions, PreferredLocationFollowsMemAdvise) {
 
 TEST(PlacementActions, PrefetchRangeBothWays) {
   TempDir d;
-  Program p({{"buf", 4 * kMB}});
-  const auto t = d.file("f.uvt");
-  p.open(t);
-  p.cpu_write(0, 0, 4 * kMB);
-  p.walk(0, {{0, 0, 4 * kMB}});
-  p.walk(0, {{0, 0, 4 * kMB}});
-  p.finish();
+  const auto t = buffer_trace(d, 4 * kMB, 4 * kMB, 2);
   const auto s = run_sim(
       t, with_script({{{"when", "start"}, {"launch", 0}, {"op", "prefetch_gpu"}, {"alloc", 0}},
                       {{"when", "end"},

@@ -13,18 +13,6 @@
 namespace uvmsim::test {
 namespace {
 
-std::string gen(const TempDir& d, const std::string& name, const std::string& footprint,
-                const std::vector<std::string>& params = {}) {
-  const auto t = d.file(name + ".uvt");
-  std::vector<std::string> args = {"gen", name, "--footprint", footprint, "-o", t};
-  for (const auto& p : params) {
-    args.push_back("--param");
-    args.push_back(p);
-  }
-  cli_ok(args);
-  return t;
-}
-
 nlohmann::json at50(const std::string& trace, std::vector<std::string> sets,
                     const std::string& events = "") {
   return run_sim(trace, sets, std::nullopt, 50.0, events);
