@@ -196,14 +196,15 @@ class UvmDriver final : public PolicyEngine {
   }
 
   // Placement (uvm_driver_placement.cpp).
-  /// Runs a placement action: at once on the host (hook or outside a kernel; the next launch
-  /// waits for it) or queued for the service thread (during a kernel). `f(st)` returns true if
-  /// it changed anything (only then is the call charged).
-  void placement_action(std::function<bool(ServiceTimes&)> f);
+  /// Runs placement action `op` on [va, va + size): at once on the host (hook or outside a
+  /// kernel; the next launch waits for it) or queued for the service thread (during a kernel).
+  /// `f(st)` returns true if it changed anything (only then is the call charged and logged).
+  void placement_action(const char* op, Addr va, std::uint64_t size,
+                        std::function<bool(ServiceTimes&)> f);
   /// A placement action over [va, va + size): f(block, pages of the range in it, st) per VA
   /// block, returning true if it changed the block.
   template <typename F>
-  void placement_on_range(Addr va, std::uint64_t size, F f);
+  void placement_on_range(const char* op, Addr va, std::uint64_t size, F f);
   /// True if `b` (without a chunk) can get one under the placement partition.
   bool chunk_obtainable(const VaBlock& b) const;
   /// The block to evict for `b`'s new chunk, or kNoBlock for a free one (chunk_obtainable()).

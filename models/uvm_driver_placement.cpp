@@ -142,18 +142,28 @@ Tick UvmDriver::host_first_touch(VaBlock& b, const PageMask& pages) {
 // ---------------------------------------------------------------------------------------------
 // Running actions.
 
-void UvmDriver::placement_action(std::function<bool(ServiceTimes&)> f) {
+void UvmDriver::placement_action(const char* op, Addr va, std::uint64_t size,
+                                 std::function<bool(ServiceTimes&)> f) {
+  // Runs it, and logs one "placement" event row (cause = the operation) if it changed anything.
+  auto run = [this, op, va, size, f = std::move(f)](ServiceTimes& st) {
+    const Tick t0 = st.cpu;
+    st.cpu += ns_to_ps(cfg_.cost.placement_call_ns);
+    if (!f(st)) return false;
+    const Tick end = std::max(st.cpu, st.copy_done);
+    ++ctx_.stats.placement.actions;
+    ctx_.stats.placement.host_time += end - t0;
+    if (ctx_.log.enabled())
+      ctx_.log.row(t0, "placement", -1, va, size, "", op, (size + kPageSize - 1) / kPageSize,
+                   end - t0);
+    return true;
+  };
   if (host_context_ || !ctx_.position.in_kernel) {
     const Tick start = std::max(clock_, host_ready_);
-    ServiceTimes st{start + ns_to_ps(cfg_.cost.placement_call_ns), start};
-    if (!f(st)) return;  // nothing changed: no call was needed
-    const Tick end = std::max(st.cpu, st.copy_done);
-    ctx_.stats.placement.host_time += end - start;
-    ++ctx_.stats.placement.actions;
-    host_ready_ = std::max(host_ready_, end);
+    ServiceTimes st{start, start};
+    if (run(st)) host_ready_ = std::max({host_ready_, st.cpu, st.copy_done});
     return;
   }
-  deferred_.push_back(std::move(f));
+  deferred_.push_back(std::move(run));
   request_service(clock_);
 }
 
@@ -162,19 +172,13 @@ void UvmDriver::service_deferred_actions(ServiceTimes& st) {
   queue.swap(deferred_);
   for (auto& f : queue) {
     const ServiceTimes before = st;
-    st.cpu += ns_to_ps(cfg_.cost.placement_call_ns);
-    if (f(st)) {
-      ++ctx_.stats.placement.actions;
-      ctx_.stats.placement.host_time += std::max(st.cpu, st.copy_done) - before.cpu;
-    } else {
-      st = before;
-    }
+    if (!f(st)) st = before;  // nothing changed: no call was made
   }
 }
 
 template <typename F>
-void UvmDriver::placement_on_range(Addr va, std::uint64_t size, F f) {
-  placement_action([this, va, size, f](ServiceTimes& st) mutable {
+void UvmDriver::placement_on_range(const char* op, Addr va, std::uint64_t size, F f) {
+  placement_action(op, va, size, [this, va, size, f](ServiceTimes& st) mutable {
     bool changed = false;
     for_each_block_page(va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
       PageMask pages;
@@ -194,7 +198,8 @@ std::uint64_t UvmDriver::pin_on_gpu(Addr va, std::uint64_t size) {
   std::uint64_t* out = now ? &pinned : nullptr;
   bool full = false;  // copied into the action: stops it at the first block without a chunk
   placement_on_range(
-      va, size, [this, out, full](VaBlock& b, const PageMask& pages, ServiceTimes& st) mutable {
+      "pin_on_gpu", va, size,
+      [this, out, full](VaBlock& b, const PageMask& pages, ServiceTimes& st) mutable {
         if (full || pages.none()) return false;
         BlockPlacement& bp = place_.block(b.id);
         const PageMask add = minus(pages, bp.gpu_pinned);
@@ -232,72 +237,77 @@ std::uint64_t UvmDriver::pin_on_gpu(Addr va, std::uint64_t size) {
 }
 
 void UvmDriver::unpin_on_gpu(Addr va, std::uint64_t size) {
-  placement_on_range(va, size, [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
-    BlockPlacement& bp = place_.block(b.id);
-    if ((bp.gpu_pinned & pages).none()) return false;
-    bp.gpu_pinned.and_not(pages);
-    st.cpu += ns_to_ps(cfg_.cost.block_ns);
-    refresh_placement(b, st.cpu);
-    return true;
-  });
+  placement_on_range("unpin_on_gpu", va, size,
+                     [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+                       BlockPlacement& bp = place_.block(b.id);
+                       if ((bp.gpu_pinned & pages).none()) return false;
+                       bp.gpu_pinned.and_not(pages);
+                       st.cpu += ns_to_ps(cfg_.cost.block_ns);
+                       refresh_placement(b, st.cpu);
+                       return true;
+                     });
 }
 
 void UvmDriver::pin_on_host(Addr va, std::uint64_t size) {
-  placement_on_range(va, size, [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
-    BlockPlacement& bp = place_.block(b.id);
-    const PageMask add = minus(pages, bp.host_pinned);
-    if (add.none()) return false;
-    activate_placement();
-    if (obs_.find(b.id)) drop_observation(b, false);
-    st.cpu += ns_to_ps(cfg_.cost.block_ns);
-    // ① GPU copies come back to the host (a host pin overrides a GPU pin of these pages).
-    bp.gpu_pinned.and_not(add);
-    const PageMask on_gpu = add & b.gpu_resident;
-    if (on_gpu.any()) {
-      migrate_to_cpu(b, on_gpu, DtohCause::Placement, st);
-      st.cpu = std::max(st.cpu, st.copy_done);
-    }
-    // ② Uninitialised pages are first-touched (memset) on the host, so the GPU never faults.
-    st.cpu += host_first_touch(b, add);
-    // ③ SetAccessedBy: the GPU maps the host copy (PTE writes for pages not mapped yet); it
-    // never migrates.
-    const PageMask map = minus(add, b.remote_mapped);
-    b.remote_mapped |= add;
-    bp.host_pinned |= add;
-    bp.no_migrate |= add;
-    if (map.any() || on_gpu.any()) {
-      st.cpu += ns_to_ps(cfg_.cost.page_ns) * map.count();
-      ++b.mapping_gen;
-      b.map_ready_at = std::max(b.map_ready_at, st.cpu);
-    }
-    refresh_placement(b, st.cpu);
-    ctx_.stats.placement.host_pinned_pages += add.count();
-    return true;
-  });
+  placement_on_range("pin_on_host", va, size,
+                     [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+                       BlockPlacement& bp = place_.block(b.id);
+                       const PageMask add = minus(pages, bp.host_pinned);
+                       if (add.none()) return false;
+                       activate_placement();
+                       if (obs_.find(b.id)) drop_observation(b, false);
+                       st.cpu += ns_to_ps(cfg_.cost.block_ns);
+                       // ① GPU copies come back to the host (a host pin overrides a GPU pin of
+                       // these pages).
+                       bp.gpu_pinned.and_not(add);
+                       const PageMask on_gpu = add & b.gpu_resident;
+                       if (on_gpu.any()) {
+                         migrate_to_cpu(b, on_gpu, DtohCause::Placement, st);
+                         st.cpu = std::max(st.cpu, st.copy_done);
+                       }
+                       // ② Uninitialised pages are first-touched (memset) on the host, so the GPU
+                       // never faults.
+                       st.cpu += host_first_touch(b, add);
+                       // ③ SetAccessedBy: the GPU maps the host copy (PTE writes for pages not
+                       // mapped yet); it never migrates.
+                       const PageMask map = minus(add, b.remote_mapped);
+                       b.remote_mapped |= add;
+                       bp.host_pinned |= add;
+                       bp.no_migrate |= add;
+                       if (map.any() || on_gpu.any()) {
+                         st.cpu += ns_to_ps(cfg_.cost.page_ns) * map.count();
+                         ++b.mapping_gen;
+                         b.map_ready_at = std::max(b.map_ready_at, st.cpu);
+                       }
+                       refresh_placement(b, st.cpu);
+                       ctx_.stats.placement.host_pinned_pages += add.count();
+                       return true;
+                     });
 }
 
 void UvmDriver::unpin_on_host(Addr va, std::uint64_t size) {
-  placement_on_range(va, size, [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
-    BlockPlacement& bp = place_.block(b.id);
-    const PageMask drop = pages & bp.host_pinned;
-    if (drop.none()) return false;
-    bp.host_pinned.and_not(drop);
-    bp.no_migrate.and_not(drop);
-    // Pages still under access-counter migration or a preferred CPU location stay mapped.
-    PageMask unmap = minus(drop, bp.acm);
-    if (b.preferred == PreferredLocation::Cpu) unmap.clear();
-    b.remote_mapped.and_not(unmap);
-    st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();
-    ++b.mapping_gen;
-    return true;
-  });
+  placement_on_range(
+      "unpin_on_host", va, size, [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+        BlockPlacement& bp = place_.block(b.id);
+        const PageMask drop = pages & bp.host_pinned;
+        if (drop.none()) return false;
+        bp.host_pinned.and_not(drop);
+        bp.no_migrate.and_not(drop);
+        // Pages still under access-counter migration or a preferred CPU location stay mapped.
+        PageMask unmap = minus(drop, bp.acm);
+        if (b.preferred == PreferredLocation::Cpu) unmap.clear();
+        b.remote_mapped.and_not(unmap);
+        st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();
+        ++b.mapping_gen;
+        return true;
+      });
 }
 
 std::uint32_t UvmDriver::reserve_on_demand(Addr va, std::uint64_t size, std::uint64_t bytes) {
   std::uint32_t id = 0;
   const bool now = host_context_ || !ctx_.position.in_kernel;
   std::uint32_t* out = now ? &id : nullptr;
-  placement_action([this, va, size, bytes, out](ServiceTimes& st) {
+  placement_action("reserve_on_demand", va, size, [this, va, size, bytes, out](ServiceTimes& st) {
     std::vector<VaBlock*> members;
     for_each_block_page(va, size, [&](VaBlock& b, unsigned, unsigned) {
       if (members.empty() || members.back() != &b) members.push_back(&b);
@@ -338,121 +348,135 @@ std::uint32_t UvmDriver::reserve_on_demand(Addr va, std::uint64_t size, std::uin
 }
 
 void UvmDriver::release_reservation(Addr va, std::uint64_t size) {
-  placement_on_range(va, size, [this](VaBlock& b, const PageMask&, ServiceTimes& st) {
-    if (!place_.block(b.id).reservation) return false;
-    place_.leave_reservation(b);
-    refresh_placement(b, st.cpu);
-    return true;
-  });
+  placement_on_range("release_reservation", va, size,
+                     [this](VaBlock& b, const PageMask&, ServiceTimes& st) {
+                       if (!place_.block(b.id).reservation) return false;
+                       place_.leave_reservation(b);
+                       refresh_placement(b, st.cpu);
+                       return true;
+                     });
 }
 
 void UvmDriver::release_range(Addr va, std::uint64_t size) {
-  placement_on_range(va, size, [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
-    BlockPlacement& bp = place_.block(b.id);
-    const PageMask move = pages & b.gpu_resident;
-    if ((bp.gpu_pinned & pages).none() && move.none()) return false;
-    if (obs_.find(b.id)) drop_observation(b, false);
-    st.cpu += ns_to_ps(cfg_.cost.block_ns);
-    bp.gpu_pinned.and_not(pages);
-    refresh_placement(b, st.cpu);
-    if (move.any()) {
-      migrate_to_cpu(b, move, DtohCause::Placement, st);
-      ctx_.stats.placement.released_pages += move.count();
-    }
-    return true;
-  });
+  placement_on_range("release_range", va, size,
+                     [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+                       BlockPlacement& bp = place_.block(b.id);
+                       const PageMask move = pages & b.gpu_resident;
+                       if ((bp.gpu_pinned & pages).none() && move.none()) return false;
+                       if (obs_.find(b.id)) drop_observation(b, false);
+                       st.cpu += ns_to_ps(cfg_.cost.block_ns);
+                       bp.gpu_pinned.and_not(pages);
+                       refresh_placement(b, st.cpu);
+                       if (move.any()) {
+                         migrate_to_cpu(b, move, DtohCause::Placement, st);
+                         ctx_.stats.placement.released_pages += move.count();
+                       }
+                       return true;
+                     });
 }
 
 void UvmDriver::prefetch_range(Addr va, std::uint64_t size, Processor dest) {
-  placement_on_range(va, size, [this, dest](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
-    const BlockPlacement& bp = place_.block(b.id);
-    // To the GPU: what is not there yet, host pins excepted; to the host: GPU pins excepted.
-    const PageMask move = dest == Processor::Gpu
-                              ? minus(minus(pages, b.gpu_resident), bp.host_pinned)
-                              : minus(pages & b.gpu_resident, bp.gpu_pinned);
-    if (move.none()) return false;
-    if (dest == Processor::Gpu && !b.has_chunk && !chunk_obtainable(b)) return false;
-    if (obs_.find(b.id)) drop_observation(b, false);
-    st.cpu += ns_to_ps(cfg_.cost.block_ns);
-    if (dest == Processor::Cpu) {
-      migrate_to_cpu(b, move, DtohCause::Placement, st);
-      return true;
-    }
-    make_resident_gpu(b, move, PageMask{}, HtodCause::Placement, st, nullptr);
-    b.remote_mapped.and_not(b.gpu_resident);
-    ++b.mapping_gen;
-    b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
-    return true;
-  });
+  placement_on_range(dest == Processor::Gpu ? "prefetch_to_gpu" : "prefetch_to_cpu", va, size,
+                     [this, dest](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+                       const BlockPlacement& bp = place_.block(b.id);
+                       // To the GPU: what is not there yet, host pins excepted; to the host: GPU
+                       // pins excepted.
+                       const PageMask move =
+                           dest == Processor::Gpu
+                               ? minus(minus(pages, b.gpu_resident), bp.host_pinned)
+                               : minus(pages & b.gpu_resident, bp.gpu_pinned);
+                       if (move.none()) return false;
+                       if (dest == Processor::Gpu && !b.has_chunk && !chunk_obtainable(b))
+                         return false;
+                       if (obs_.find(b.id)) drop_observation(b, false);
+                       st.cpu += ns_to_ps(cfg_.cost.block_ns);
+                       if (dest == Processor::Cpu) {
+                         migrate_to_cpu(b, move, DtohCause::Placement, st);
+                         return true;
+                       }
+                       make_resident_gpu(b, move, PageMask{}, HtodCause::Placement, st, nullptr);
+                       b.remote_mapped.and_not(b.gpu_resident);
+                       ++b.mapping_gen;
+                       b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
+                       return true;
+                     });
 }
 
 void UvmDriver::set_access_counter_migration(Addr va, std::uint64_t size, bool on) {
-  placement_on_range(va, size, [this, on](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
-    BlockPlacement& bp = place_.block(b.id);
-    if (on) {
-      const PageMask add = minus(pages, bp.acm);
-      if (add.none()) return false;
-      activate_placement();
-      if (!counters_.enabled()) {
-        // suvEnableAccessCounter: the hardware counters start counting remote accesses.
-        counters_.enable_migration(cfg_.access_counters.granularity,
-                                   std::max<std::uint32_t>(1, cfg_.access_counters.threshold));
-      }
-      if (obs_.find(b.id)) drop_observation(b, false);
-      bp.acm |= add;
-      // Pages not on the GPU are mapped remotely so the counters see their accesses.
-      const PageMask map = minus(minus(add, b.gpu_resident), b.remote_mapped);
-      st.cpu += host_first_touch(b, map);
-      b.remote_mapped |= map;
-      st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * map.count();
-      if (map.any()) ++b.mapping_gen;
-    } else {
-      const PageMask drop = pages & bp.acm;
-      if (drop.none()) return false;
-      bp.acm.and_not(drop);
-      PageMask unmap = minus(drop & b.remote_mapped, bp.host_pinned);
-      if (b.preferred == PreferredLocation::Cpu) unmap.clear();
-      b.remote_mapped.and_not(unmap);
-      st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();
-      ++b.mapping_gen;
-    }
-    return true;
-  });
+  placement_on_range(
+      on ? "access_counters_on" : "access_counters_off", va, size,
+      [this, on](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+        BlockPlacement& bp = place_.block(b.id);
+        if (on) {
+          const PageMask add = minus(pages, bp.acm);
+          if (add.none()) return false;
+          activate_placement();
+          if (!counters_.enabled()) {
+            // suvEnableAccessCounter: the hardware counters start counting remote accesses.
+            counters_.enable_migration(cfg_.access_counters.granularity,
+                                       std::max<std::uint32_t>(1, cfg_.access_counters.threshold));
+          }
+          if (obs_.find(b.id)) drop_observation(b, false);
+          bp.acm |= add;
+          // Pages not on the GPU are mapped remotely so the counters see their accesses.
+          const PageMask map = minus(minus(add, b.gpu_resident), b.remote_mapped);
+          st.cpu += host_first_touch(b, map);
+          b.remote_mapped |= map;
+          st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * map.count();
+          if (map.any()) ++b.mapping_gen;
+        } else {
+          const PageMask drop = pages & bp.acm;
+          if (drop.none()) return false;
+          bp.acm.and_not(drop);
+          PageMask unmap = minus(drop & b.remote_mapped, bp.host_pinned);
+          if (b.preferred == PreferredLocation::Cpu) unmap.clear();
+          b.remote_mapped.and_not(unmap);
+          st.cpu += ns_to_ps(cfg_.cost.block_ns) + ns_to_ps(cfg_.cost.page_ns) * unmap.count();
+          ++b.mapping_gen;
+        }
+        return true;
+      });
 }
 
 void UvmDriver::set_no_migrate(Addr va, std::uint64_t size, bool on) {
-  placement_on_range(va, size, [this, on](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
-    BlockPlacement& bp = place_.block(b.id);
-    const PageMask diff = on ? minus(pages, bp.no_migrate) : (pages & bp.no_migrate);
-    if (diff.none()) return false;
-    activate_placement();
-    if (on)
-      bp.no_migrate |= diff;
-    else
-      bp.no_migrate.and_not(diff);
-    st.cpu += ns_to_ps(cfg_.cost.block_ns);
-    return true;
-  });
+  placement_on_range(on ? "no_migrate_on" : "no_migrate_off", va, size,
+                     [this, on](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+                       BlockPlacement& bp = place_.block(b.id);
+                       const PageMask diff =
+                           on ? minus(pages, bp.no_migrate) : (pages & bp.no_migrate);
+                       if (diff.none()) return false;
+                       activate_placement();
+                       if (on)
+                         bp.no_migrate |= diff;
+                       else
+                         bp.no_migrate.and_not(diff);
+                       st.cpu += ns_to_ps(cfg_.cost.block_ns);
+                       return true;
+                     });
 }
 
 void UvmDriver::set_preferred_location(Addr va, std::uint64_t size, PreferredLocation where) {
-  placement_on_range(va, size, [this, where](VaBlock& b, const PageMask&, ServiceTimes& st) {
-    if (b.preferred == where) return false;
-    if (obs_.find(b.id)) drop_observation(b, false);
-    const bool was_cpu = b.preferred == PreferredLocation::Cpu;
-    b.preferred = where;
-    st.cpu += ns_to_ps(cfg_.cost.block_ns);
-    if (was_cpu) {
-      // Leaving a preferred CPU location drops the remote mappings it caused, except those
-      // of host pins and access-counter ranges: the next GPU access faults and migrates.
-      const BlockPlacement& bp = place_.block(b.id);
-      const PageMask unmap = minus(b.remote_mapped, bp.host_pinned | bp.acm);
-      b.remote_mapped.and_not(unmap);
-      st.cpu += ns_to_ps(cfg_.cost.page_ns) * unmap.count();
-    }
-    ++b.mapping_gen;
-    return true;
-  });
+  placement_on_range(where == PreferredLocation::Cpu   ? "prefer_cpu"
+                     : where == PreferredLocation::Gpu ? "prefer_gpu"
+                                                       : "prefer_none",
+                     va, size, [this, where](VaBlock& b, const PageMask&, ServiceTimes& st) {
+                       if (b.preferred == where) return false;
+                       if (obs_.find(b.id)) drop_observation(b, false);
+                       const bool was_cpu = b.preferred == PreferredLocation::Cpu;
+                       b.preferred = where;
+                       st.cpu += ns_to_ps(cfg_.cost.block_ns);
+                       if (was_cpu) {
+                         // Leaving a preferred CPU location drops the remote mappings it caused,
+                         // except those of host pins and access-counter ranges: the next GPU access
+                         // faults and migrates.
+                         const BlockPlacement& bp = place_.block(b.id);
+                         const PageMask unmap = minus(b.remote_mapped, bp.host_pinned | bp.acm);
+                         b.remote_mapped.and_not(unmap);
+                         st.cpu += ns_to_ps(cfg_.cost.page_ns) * unmap.count();
+                       }
+                       ++b.mapping_gen;
+                       return true;
+                     });
 }
 
 }  // namespace uvmsim

@@ -48,6 +48,11 @@ class SuvPlacement final : public PlacementPolicy {
       if (range_of_[a] == kNone || !va_.ranges()[range_of_[a]].managed) continue;
       sizes_[a] = {va_.ranges()[range_of_[a]].size, va_.ranges()[range_of_[a]].num_blocks};
     }
+    // Densities and fractions use the sizes the program allocated (the ranges are rounded to
+    // pages and power-of-two tails).
+    if (const trace::Hints* h = engine_.hints())
+      for (const auto& a : h->allocations)
+        if (a.id < sizes_.size() && sizes_[a.id].blocks) sizes_[a.id].size = a.size;
     a1_pinned_.assign(va_.blocks().size(), 0);
   }
 
