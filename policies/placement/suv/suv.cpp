@@ -333,12 +333,22 @@ class SuvPlacement final : public PlacementPolicy {
       window_released_bytes_ += w.hi - w.lo;
     }
     // PrefetchAndPinOnGPU(start, span) for the windows in force (pinned pages cost nothing).
-    for (const Window& w : suv::subtract(now, windows_)) window_pinned_bytes_ += w.hi - w.lo;
+    // New windows come first: Algorithm 1's pins of the last launch are released (no data
+    // moves) so the windows may evict them; the next launch's Algorithm 1 pins what is left.
+    const std::vector<Window> fresh = suv::subtract(now, windows_);
+    windows_ = now;
+    if (!fresh.empty()) {
+      const std::vector<std::uint8_t> win = window_blocks();
+      for (std::uint32_t a = 0; a < range_of_.size(); ++a)
+        if (const VaRange* r = range(a); r && r->managed)
+          unpin_a1(
+              *r, [](std::uint32_t) { return false; }, win);
+    }
+    for (const Window& w : fresh) window_pinned_bytes_ += w.hi - w.lo;
     for (const Window& w : now) {
       const VaRange* r = range(w.alloc);
       if (r) engine_.pin_on_gpu(r->base + w.lo, w.hi - w.lo);
     }
-    windows_ = now;
   }
 
   PolicyEngine& engine_;
