@@ -32,18 +32,24 @@ class Fdp final : public PrefetchPolicy {
   bool uses_observability() const override { return true; }
 
   void on_prefetch(const VaBlock& b, const PageMask& pages, Tick) override {
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+      if (it->block != b.id) continue;
+      queue_.erase(it);  // re-queued below as the freshest
+      break;
+    }
     if (queue_.size() == queue_max_) queue_.pop_front();  // keep the freshest prefetches
     queue_.push_back({b.id, pages});
   }
+  /// Newest prefetches first; a candidate stays queued until it is observed or pushed out.
   void feedback_candidates(ObservationSink& sink, Tick) override {
-    while (!queue_.empty()) {
-      const Candidate c = queue_.front();
-      queue_.pop_front();
-      if (engine_.is_observed(c.block)) continue;
-      const bool more = sink.offer(c.block, &c.pages);
-      const ObservedRegion* o = engine_.observation(c.block);
-      if (o && o->purpose == ObservePurpose::Feedback) mine_[c.block] = 1;
-      if (!more) return;
+    for (auto it = queue_.end(); it != queue_.begin();) {
+      --it;
+      const Offer r = sink.offer(it->block, &it->pages);
+      if (r == Offer::Full) return;
+      if (r == Offer::Accepted) {
+        mine_[it->block] = 1;
+        it = queue_.erase(it);
+      }
     }
   }
   void on_access_counter(const VaBlock& b, unsigned, ObservePurpose, Tick) override {

@@ -49,15 +49,16 @@ class Rgp final : public PrefetchPolicy {
     if (pending_.size() == 64) pending_.pop_front();
     pending_.push_back({b.id, pages});
   }
+  /// Newest prefetches first; a candidate stays queued until it is observed or pushed out.
   void feedback_candidates(ObservationSink& sink, Tick) override {
-    while (!pending_.empty()) {
-      const Candidate c = pending_.front();
-      pending_.pop_front();
-      if (engine_.is_observed(c.block)) continue;
-      const bool more = sink.offer(c.block, &c.pages);
-      const ObservedRegion* o = engine_.observation(c.block);
-      if (o && o->purpose == ObservePurpose::Feedback) trigger_[c.block] = 1;
-      if (!more) return;
+    for (auto it = pending_.end(); it != pending_.begin();) {
+      --it;
+      const Offer r = sink.offer(it->block, &it->pages);
+      if (r == Offer::Full) return;
+      if (r == Offer::Accepted) {
+        trigger_[it->block] = 1;
+        it = pending_.erase(it);
+      }
     }
   }
   void on_access_counter(const VaBlock& b, unsigned, ObservePurpose, Tick) override {
