@@ -1,7 +1,7 @@
 // Region-Grain Prefetching (ObservUVM §VI-D, Figure 8): a next-region (2 MB) prefetcher for
 // streaming allocations, timed by observability.
 //  * Streaming detection, per allocation (VA range): successive faulting regions that are
-//    neighbours (the same or the next/previous 2 MB region) raise a confidence score, jumps
+//    neighbours (the next or previous 2 MB region) raise a confidence score, jumps
 //    lower it (by 2); the range is streaming while the score is at least `confidence`.
 //  * In a streaming range a fault prefetches its whole 2 MB region (the tree prefetcher runs
 //    elsewhere, at the threshold prefetch_threshold() returns).
@@ -35,9 +35,11 @@ class Rgp final : public PrefetchPolicy {
   void on_page_fault(const VaBlock& b, unsigned, Tick) override {
     Range& r = ranges_[b.range];
     if (r.last == b.id) return;
-    const bool neighbour = r.last != kNoBlock && (b.id + 1 == r.last || r.last + 1 == b.id);
-    r.score =
-        neighbour ? std::min(r.score + 1, 2 * confidence_) : std::max(r.score - 2, -confidence_);
+    if (r.last != kNoBlock) {  // the range's first fault is neither
+      const bool neighbour = b.id + 1 == r.last || r.last + 1 == b.id;
+      r.score =
+          neighbour ? std::min(r.score + 1, 2 * confidence_) : std::max(r.score - 2, -confidence_);
+    }
     r.last = b.id;
   }
   void compute(const Request& req, PageMask& out) override {
