@@ -11,9 +11,7 @@
 //    ahead of the stream: early enough to hide the migration, not so early that it evicts
 //    regions still in use.
 #include <algorithm>
-#include <deque>
-
-#include "policies/policy.h"
+#include "policies/prefetch/feedback_queue.h"
 
 namespace uvmsim {
 namespace {
@@ -25,7 +23,7 @@ class Rgp final : public PrefetchPolicy {
         engine_(ctx.engine()),
         va_(ctx.va_space),
         ranges_(ctx.va_space.ranges().size()),
-        trigger_(ctx.va_space.blocks().size(), 0),
+        triggers_queue_(ctx.va_space.blocks().size(), 64),
         confidence_(ctx.params["confidence"].get<int>()),
         distance_(ctx.params["distance"].get<std::uint32_t>()),
         whole_(ctx.params["whole_region"].get<bool>()) {}
@@ -47,25 +45,11 @@ class Rgp final : public PrefetchPolicy {
     if (whole_ && streaming(req.block)) out |= req.block.valid_mask();
   }
   void on_prefetch(const VaBlock& b, const PageMask& pages, Tick) override {
-    if (!streaming(b)) return;
-    if (pending_.size() == 64) pending_.pop_front();
-    pending_.push_back({b.id, pages});
+    if (streaming(b)) triggers_queue_.push(b.id, pages);
   }
-  /// Newest prefetches first; a candidate stays queued until it is observed or pushed out.
-  void feedback_candidates(ObservationSink& sink, Tick) override {
-    for (auto it = pending_.end(); it != pending_.begin();) {
-      --it;
-      const Offer r = sink.offer(it->block, &it->pages);
-      if (r == Offer::Full) return;
-      if (r == Offer::Accepted) {
-        trigger_[it->block] = 1;
-        it = pending_.erase(it);
-      }
-    }
-  }
+  void feedback_candidates(ObservationSink& sink, Tick) override { triggers_queue_.offer(sink); }
   void on_access_counter(const VaBlock& b, unsigned, ObservePurpose, Tick) override {
-    if (!trigger_[b.id]) return;
-    trigger_[b.id] = 0;
+    if (!triggers_queue_.take(b.id)) return;
     ++triggers_;
     const VaRange& r = va_.ranges()[b.range];
     const std::uint32_t end = r.first_block + r.num_blocks;
@@ -77,7 +61,7 @@ class Rgp final : public PrefetchPolicy {
       return;
     }
   }
-  void on_eviction(const VaBlock& b, Tick) override { trigger_[b.id] = 0; }
+  void on_eviction(const VaBlock& b, Tick) override { triggers_queue_.take(b.id); }
   void report(nlohmann::json& out) const override {
     std::uint64_t streaming_ranges = 0;
     for (const auto& r : ranges_) streaming_ranges += r.score >= confidence_;
@@ -91,17 +75,12 @@ class Rgp final : public PrefetchPolicy {
     std::uint32_t last = kNoBlock;
     int score = 0;
   };
-  struct Candidate {
-    std::uint32_t block;
-    PageMask pages;
-  };
   bool streaming(const VaBlock& b) const { return ranges_[b.range].score >= confidence_; }
 
   PolicyEngine& engine_;
   const VaSpace& va_;
   std::vector<Range> ranges_;
-  std::vector<std::uint8_t> trigger_;  ///< per block: holds one of this policy's triggers
-  std::deque<Candidate> pending_;
+  FeedbackQueue triggers_queue_;  ///< regions to get a trigger page, and those holding one
   int confidence_;
   std::uint32_t distance_;
   bool whole_;
