@@ -133,6 +133,9 @@ struct SimConfig {
   CostConfig cost;
   EngineConfig engine;
   nlohmann::json policy_params = nlohmann::json::object();  ///< "policy.<name>.<key>" knobs
+  /// Where a preset's numbers come from: {"<knob>" or "<group>.*": "<kind>" or {"kind", "source"}}
+  /// with kind one of provenance_kinds() (docs/calibration.md, "Presets and provenance").
+  nlohmann::json provenance = nlohmann::json::object();
 
   /// Throws UserError("<where>: <key>: ...") for unknown keys or bad values.
   void set(const std::string& key, const nlohmann::json& value, const std::string& where);
@@ -148,6 +151,9 @@ struct SimConfig {
   static std::filesystem::path find_preset(const std::string& name_or_path);
   static std::vector<std::string> preset_names();
 };
+
+/// measured, published, derived, fitted, extrapolated, default.
+const std::vector<std::string>& provenance_kinds();
 
 struct KnobInfo {
   std::string name, type, doc, range;
