@@ -35,16 +35,16 @@ std::uint32_t Observability::budget(ObservePurpose p) const {
   return std::min(cap > used ? cap - used : 0, free_counters);
 }
 
-PageMask Observability::choose_samples(const VaBlock& b, const PageMask* sample_from) {
+PageMask Observability::choose_samples(const VaBlock& b, const PageMask& present,
+                                       const PageMask* sample_from) {
   std::uint32_t eligible[kPagesPerBlock / kPagesPerBigPage];
   unsigned n = 0;
   for (unsigned bp = b.first_page / kPagesPerBigPage; bp * kPagesPerBigPage < b.end_page; ++bp) {
-    if (!b.gpu_resident.big_page_any(bp)) continue;
+    if (!present.big_page_any(bp)) continue;
     if (sample_from) {
       PageMask big;
       big.set_range(bp * kPagesPerBigPage, (bp + 1) * kPagesPerBigPage);
-      const PageMask resident = b.gpu_resident & big;
-      if (minus(resident, *sample_from).any()) continue;
+      if (minus(present & big, *sample_from).any()) continue;
     }
     eligible[n++] = bp;
   }
@@ -57,7 +57,7 @@ PageMask Observability::choose_samples(const VaBlock& b, const PageMask* sample_
     const unsigned p0 = eligible[i] * kPagesPerBigPage;
     PageMask big;
     big.set_range(p0, p0 + kPagesPerBigPage);
-    big &= b.gpu_resident;
+    big &= present;
     samples |= big;
   }
   return samples;

@@ -40,10 +40,11 @@ class Observability {
   std::uint32_t counters_in_use() const { return static_cast<std::uint32_t>(regions_.size()); }
   unsigned samples() const { return samples_; }
 
-  /// Picks the sample pages for `b` (from the big pages whose GPU-resident pages all lie in
-  /// `sample_from`, if given). Empty if none qualify. A small region may move to the host
-  /// entirely; it keeps its chunk.
-  PageMask choose_samples(const VaBlock& b, const PageMask* sample_from);
+  /// Picks the sample pages of `b` among its 64 KB pages that have `present` pages (the pages of
+  /// the region's GPU copy), all of them in `sample_from` if given: `samples_per_region` big
+  /// pages at random, their `present` pages. Empty if none qualify. A small region may move to
+  /// the host entirely; it keeps its chunk.
+  PageMask choose_samples(const VaBlock& b, const PageMask& present, const PageMask* sample_from);
   void start(const VaBlock& b, ObservePurpose purpose, const PageMask& samples, Tick now);
   /// Ends `block`'s observation and returns it (its notification, if pending, is dropped).
   ObservedRegion end(std::uint32_t block);

@@ -350,10 +350,13 @@ void UvmDriver::service_block(std::size_t first, std::size_t last, ServiceTimes&
       // An observed region's sample pages stay on the host until the GPU touches them.
       if (const ObservedRegion* o = obs_.find(b.id)) prefetch.and_not(o->samples);
     }
+    if (prefetch.any()) {
+      // onPrefetch, then the prefetch policy may keep feedback samples of it on the host.
+      each_policy_for(b, [&](PolicyBase& p) { p.on_prefetch(b, prefetch, st.cpu); });
+      observe_prefetch(b, prefetch, st);
+    }
     make_resident_gpu(b, faulted, prefetch, HtodCause::Demand, st, &writes);
     if (obs_.active()) obs_.on_fault(b.id);
-    if (prefetch.any())
-      each_policy_for(b, [&](PolicyBase& p) { p.on_prefetch(b, prefetch, st.cpu); });
     for (unsigned p = faulted.find_next(0); p < kPagesPerBlock; p = faulted.find_next(p + 1))
       each_policy_for(b, [&](PolicyBase& x) { x.on_page_fault(b, p, st.cpu); });
   }

@@ -176,6 +176,10 @@ class UvmDriver final : public PolicyEngine {
   bool refill_observations(ServiceTimes& st);
   bool try_observe(std::uint32_t block, ObservePurpose purpose, const PageMask* sample_from,
                    ServiceTimes& st);
+  /// Prefetch feedback decided while `prefetch` pages of `b` are about to migrate: the prefetch
+  /// policy may make `b` observable with samples from those pages, which then stay on the host
+  /// (removed from `prefetch`) instead of migrating there and back (§IV-B).
+  void observe_prefetch(VaBlock& b, PageMask& prefetch, ServiceTimes& st);
   /// Ends an observation the driver did not complete (eviction / prefetch / advice): the sample
   /// pages stay on the host and lose their remote mapping unless something else maps them.
   void drop_observation(VaBlock& b, bool evicted);

@@ -75,7 +75,7 @@ inline bool offer_from_head(const RegionList& list, ObservationSink& sink,
     if (max == 0) break;
     if (engine.is_observed(n.block)) continue;
     --max;
-    if (!sink.offer(n.block)) return false;
+    if (sink.offer(n.block) == Offer::Full) return false;
   }
   return true;
 }

@@ -62,8 +62,8 @@ struct OptNode : bi::set_base_hook<bi::link_mode<bi::auto_unlink>>,
 };
 using OptSet = bi::set<OptNode, bi::constant_time_size<false>>;
 using AllocList =
-    bi::list<OptNode, bi::base_hook<bi::list_base_hook<bi::tag<AllocTag>,
-                                                       bi::link_mode<bi::auto_unlink>>>,
+    bi::list<OptNode,
+             bi::base_hook<bi::list_base_hook<bi::tag<AllocTag>, bi::link_mode<bi::auto_unlink>>>,
              bi::constant_time_size<false>>;
 
 class Opt final : public EvictionPolicy {
@@ -118,9 +118,9 @@ class Opt final : public EvictionPolicy {
     out["bucket_steps"] = bucket_steps_;
     out["uses"] = region_buckets_.size();
     out["threadblock_uses"] = tb_regions_.size();
-    out["memory_bytes"] =
-        region_buckets_.size() * 12 + tb_regions_.size() * 4 + bucket_start_.size() * 8 +
-        tb_start_.size() * 16 + nodes_.size() * (sizeof(OptNode) + 20);
+    out["memory_bytes"] = region_buckets_.size() * 12 + tb_regions_.size() * 4 +
+                          bucket_start_.size() * 8 + tb_start_.size() * 16 +
+                          nodes_.size() * (sizeof(OptNode) + 20);
   }
 
  private:
@@ -241,7 +241,9 @@ class Opt final : public EvictionPolicy {
 
   std::uint64_t key(std::uint32_t r) const {
     if (tbs_left_[r] == 0) return kDead;
-    if (cursor_[r] == region_start_[r + 1]) return 0;  // a straggler still uses it
+    // No use after the present (which follows the slowest warp): done, though a threadblock
+    // that used it still runs.
+    if (cursor_[r] == region_start_[r + 1]) return kDead - 1;
     return std::uint64_t{region_buckets_[cursor_[r]]} + 1;
   }
   void rekey(std::uint32_t r) {
@@ -277,7 +279,8 @@ class Opt final : public EvictionPolicy {
   void advance() {
     const std::uint64_t t = present();
     if (t == ~std::uint64_t{0}) return;
-    const std::uint64_t target = std::min<std::uint64_t>(t / bucket_steps_, bucket_start_.size() - 1);
+    const std::uint64_t target =
+        std::min<std::uint64_t>(t / bucket_steps_, bucket_start_.size() - 1);
     for (; now_ < target; ++now_) {
       for (std::uint64_t k = bucket_start_[now_]; k < bucket_start_[now_ + 1]; ++k) {
         const std::uint32_t i = bucket_uses_[k];
@@ -296,12 +299,12 @@ class Opt final : public EvictionPolicy {
   std::vector<OptNode> nodes_;
   OptSet set_;  ///< GPU-resident regions by key
   // Logical-time uses.
-  std::vector<std::uint64_t> region_start_;   ///< per region: its range in region_buckets_
-  std::vector<std::uint32_t> region_buckets_;  ///< buckets using each region, sorted
-  std::vector<std::uint64_t> cursor_;          ///< per region: its first use not yet passed
-  std::vector<std::uint64_t> bucket_start_;    ///< per bucket: its range in bucket_uses_
-  std::vector<std::uint32_t> bucket_uses_;     ///< indices into region_buckets_, by bucket
-  std::uint64_t now_ = 0;                      ///< buckets [0, now_) are past
+  std::vector<std::uint64_t> region_start_;      ///< per region: its range in region_buckets_
+  std::vector<std::uint32_t> region_buckets_;    ///< buckets using each region, sorted
+  std::vector<std::uint64_t> cursor_;            ///< per region: its first use not yet passed
+  std::vector<std::uint64_t> bucket_start_;      ///< per bucket: its range in bucket_uses_
+  std::vector<std::uint32_t> bucket_uses_;       ///< indices into region_buckets_, by bucket
+  std::uint64_t now_ = 0;                        ///< buckets [0, now_) are past
   std::vector<std::uint64_t> tb_ideal_start_;    ///< per threadblock: idealised start step
   std::vector<std::uint64_t> launch_ideal_end_;  ///< per launch: idealised end step
   std::vector<ThreadblockProgress> running_;     ///< scratch for running_threadblocks()

@@ -21,21 +21,6 @@ namespace {
 
 constexpr std::uint8_t kNoCause = 0xff;
 
-/// Passes at most `quota` offers on to `inner` (one constituent's share of the budget).
-class QuotaSink final : public ObservationSink {
- public:
-  QuotaSink(ObservationSink& inner, std::size_t quota) : inner_(inner), left_(quota) {}
-  bool offer(std::uint32_t block, const PageMask* from) override {
-    if (left_ == 0) return false;
-    --left_;
-    return inner_.offer(block, from) && left_ > 0;
-  }
-
- private:
-  ObservationSink& inner_;
-  std::size_t left_;
-};
-
 class Tournament final : public ForwardingPolicy<EvictionPolicy> {
  public:
   explicit Tournament(const PolicyContext& ctx)
@@ -108,6 +93,7 @@ class Tournament final : public ForwardingPolicy<EvictionPolicy> {
   void observability_candidates(ObservationSink& sink, Tick now) override {
     const std::size_t budget = engine_.observation_budget(ObservePurpose::Eviction);
     const std::size_t share = std::max<std::size_t>(1, budget / active_.size());
+    // Each active policy gets an even share first; what is left goes in order.
     for (const std::uint8_t p : active_) {
       QuotaSink q(sink, share);
       owned_[p]->observability_candidates(q, now);
