@@ -15,6 +15,9 @@ const std::vector<Command>& commands() {
       {"trace", "inspect a trace: `trace info FILE`, `trace dump FILE`", cmd_trace},
       {"run", "simulate a trace on a GPU preset", cmd_run},
       {"policies", "list the registered eviction / prefetch / placement policies", cmd_policies},
+      {"sweep", "run a sweep spec on local cores or Slurm, resumably", cmd_sweep},
+      {"report", "figures and an HTML page from a sweep's results", cmd_report},
+      {"check", "check policy behaviour against an expectation file", cmd_check},
   };
   return cmds;
 }
