@@ -56,6 +56,17 @@ stop_cluster() {
   stop_pidfile "$dir/run/slurmctld.pid"
   stop_pidfile "$dir/run/munged.pid"
   stop_pidfile "$dir/run/watchdog.pid"
+  remove_short_dir
+}
+
+# Unix sockets (slurmstepd's, munged's) must have paths under 108 bytes, so they live in a short
+# directory under /tmp whose name is recorded in DIR/run/short-dir.
+remove_short_dir() {
+  local f="$dir/run/short-dir" s
+  [[ -s "$f" ]] || return 0
+  s=$(cat "$f")
+  [[ "$s" == /tmp/uvsl.* ]] && rm -rf "$s"
+  rm -f "$f"
 }
 
 if [[ "$cmd" == stop ]]; then
@@ -76,13 +87,18 @@ mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 # munged refuses world-writable or group-writable directories on its paths.
 chmod 0700 "$dir"
-mkdir -p "$dir/run" "$dir/log" "$dir/state" "$dir/spool" "$dir/munge"
-chmod 0700 "$dir/run" "$dir/log" "$dir/state" "$dir/spool"
-chmod 0755 "$dir/munge" # clients need to reach the socket
+mkdir -p "$dir/run" "$dir/log" "$dir/state" "$dir/munge"
+chmod 0700 "$dir/run" "$dir/log" "$dir/state"
+chmod 0700 "$dir/munge"
 
 # Stop whatever a previous start in this directory left running, and on any failure below.
 stop_cluster
 trap 'echo "slurm-local: start failed; logs in $dir/log" >&2; stop_cluster' ERR
+short=$(mktemp -d /tmp/uvsl.XXXXXX)
+echo "$short" >"$dir/run/short-dir"
+chmod 0755 "$short" # clients must reach the munge socket
+mkdir -p "$short/spool"
+chmod 0700 "$short/spool"
 
 # A free TCP port on 127.0.0.1 (the kernel picks it; a tiny race with other programs is
 # acceptable in tests, and the daemons fail loudly if it is taken meanwhile).
@@ -105,7 +121,7 @@ if [[ ! -s "$key" ]]; then
   dd if=/dev/urandom of="$key" bs=1024 count=1 status=none
 fi
 chmod 0400 "$key"
-sock="$dir/munge/munge.socket"
+sock="$short/munge.socket"
 munged --force --key-file="$key" --socket="$sock" --pid-file="$dir/run/munged.pid" \
   --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munged.seed" --num-threads=2 ||
   die "munged did not start (see $dir/log/munged.log)"
@@ -123,7 +139,7 @@ AuthType=auth/munge
 AuthInfo=socket=${sock}
 CredType=cred/munge
 StateSaveLocation=${dir}/state
-SlurmdSpoolDir=${dir}/spool/slurmd-%n
+SlurmdSpoolDir=${short}/spool/%n
 SlurmctldPidFile=${dir}/run/slurmctld.pid
 SlurmdPidFile=${dir}/run/slurmd.pid
 SlurmctldLogFile=${dir}/log/slurmctld.log
@@ -137,7 +153,10 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 MpiDefault=none
 SwitchType=switch/none
-SchedulerType=sched/backfill
+# A tiny test cluster: the main scheduler runs every second, so short array tasks start
+# within a second of each other (the default cycle made each wave wait ~3 s).
+SchedulerType=sched/builtin
+SchedulerParameters=sched_interval=1
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
@@ -183,6 +202,7 @@ if [[ -n "$owner" ]]; then
     stop_pidfile "$dir/run/slurmd.pid"
     stop_pidfile "$dir/run/slurmctld.pid"
     stop_pidfile "$dir/run/munged.pid"
+    remove_short_dir
     rm -f "$dir/run/watchdog.pid"
   ) </dev/null >/dev/null 2>&1 &
   echo $! >"$dir/run/watchdog.pid"

@@ -40,13 +40,15 @@ std::string trim(std::string s) {
 struct QueueState {
   bool finished = false;
   std::size_t running = 0, pending = 0;
+  std::size_t held = 0;     ///< pending tasks that will not start by themselves
+  std::string held_reason;  ///< e.g. "launch failed requeued held"
   std::string error;
 };
 
 // The remaining tasks of an array job, from squeue (no accounting database needed).
 QueueState query(const std::string& job) {
   QueueState q;
-  const Captured c = run_capture({"squeue", "-h", "-r", "-j", job, "-o", "%T"});
+  const Captured c = run_capture({"squeue", "-h", "-r", "-j", job, "-o", "%T|%r"});
   if (!c.status.ok()) {
     // Slurm forgets finished jobs after MinJobAge; squeue then calls the id invalid.
     if (c.output.find("Invalid job id") != std::string::npos) {
@@ -61,13 +63,22 @@ QueueState query(const std::string& job) {
   while (start < c.output.size()) {
     auto end = c.output.find('\n', start);
     if (end == std::string::npos) end = c.output.size();
-    const std::string state = trim(c.output.substr(start, end - start));
+    const std::string line = trim(c.output.substr(start, end - start));
     start = end + 1;
-    if (state.empty()) continue;
-    if (state == "RUNNING" || state == "COMPLETING")
+    if (line.empty()) continue;
+    const auto bar = line.find('|');
+    const std::string state = line.substr(0, bar);
+    const std::string reason = bar == std::string::npos ? "" : line.substr(bar + 1);
+    if (state == "RUNNING" || state == "COMPLETING") {
       ++q.running;
-    else
+    } else {
       ++q.pending;
+      // A task whose launch failed is requeued and held: it never runs without an admin.
+      if (reason.find("held") != std::string::npos || reason.find("Held") != std::string::npos) {
+        ++q.held;
+        q.held_reason = reason;
+      }
+    }
   }
   q.finished = q.running == 0 && q.pending == 0;
   return q;
@@ -211,6 +222,7 @@ ExecSummary run_slurm(const std::vector<const PointSpec*>& todo, const ResultSto
 
   auto wait = [&](const Job& job) -> bool {
     StopSignals stop;
+    std::string held_reason;
     Progress progress(err, opts.progress, total, s.skipped);
     std::size_t errors = 0;
     for (;;) {
