@@ -329,15 +329,19 @@ TEST(CheckRun, ProjectExpectationSuitePasses) {
 }
 
 TEST(CheckRun, SuiteCoversEveryRegisteredPolicy) {
+  // Canonical names of the policies the suite's runs use ("lrm" is "driver", "fdp+rgp" both).
   std::set<std::string> ev, pf, pl;
+  auto add = [](auto* entry, std::set<std::string>& into) {
+    if (entry) into.insert(entry->name);
+  };
   for (const auto& e : fs::directory_iterator(kSuite)) {
     if (e.path().extension() != ".json") continue;
     const auto f = check::ExpectationFile::load(e.path());
     for (const auto& r : f.runs) {
       const SimConfig c = r.settings.resolve(e.path().string());
-      ev.insert(c.engine.eviction);
-      pf.insert(c.engine.prefetch);
-      pl.insert(c.engine.placement);
+      add(EvictionRegistry::find(c.engine.eviction), ev);
+      for (const auto& p : split(c.engine.prefetch, '+')) add(PrefetchRegistry::find(p), pf);
+      add(PlacementRegistry::find(c.engine.placement), pl);
     }
   }
   const std::string hint = " has no run in configs/expectations/: add one (docs/check.md)";

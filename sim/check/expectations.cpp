@@ -108,7 +108,7 @@ ExpectationFile ExpectationFile::load(const fs::path& path,
     }
     if (d.contains("defaults")) {
       check_keys(d["defaults"], w, "defaults",
-                 {"gpu", "eviction", "prefetch", "placement", "oversub", "seed", "set"});
+                 {"gpu", "preset", "eviction", "prefetch", "placement", "oversub", "seed", "set"});
       for (const auto& [k, v] : d["defaults"].items()) {
         if (k == "set" && defaults.contains("set") && v.is_object()) {
           for (const auto& [sk, sv] : v.items()) defaults["set"][sk] = sv;
@@ -142,8 +142,8 @@ ExpectationFile ExpectationFile::load(const fs::path& path,
   for (const auto& [name, r] : f.doc["runs"].items()) {
     const std::string field = "runs." + name;
     check_keys(r, where, field,
-               {"workload", "gpu", "eviction", "prefetch", "placement", "oversub", "seed", "set",
-                "expect", "description"});
+               {"workload", "gpu", "preset", "eviction", "prefetch", "placement", "oversub", "seed",
+                "set", "expect", "description"});
     CheckRun run;
     run.name = name;
     if (!r.contains("workload") || !r["workload"].is_string())

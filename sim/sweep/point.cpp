@@ -10,6 +10,7 @@
 #include "sim/error.h"
 #include "sim/simulator.h"
 #include "sim/sweep/files.h"
+#include "sim/units.h"
 
 namespace uvmsim::sweep {
 
@@ -22,13 +23,16 @@ namespace {
   throw UserError(where, field, msg);
 }
 
+// A policy name (a prefetch name may combine policies with '+', "fdp+rgp") must be registered.
 template <typename Registry>
-void check_policy(const char* family, const std::string& name, const std::string& where) {
-  if (Registry::find(name)) return;
-  std::string known;
-  for (const auto& e : Registry::all()) known += (known.empty() ? "" : ", ") + e.name;
-  throw UserError(where + ": " + family + ": unknown " + family + " policy '" + name +
-                  "' (known: " + known + ")");
+void check_policy(const char* family, const std::string& names, const std::string& where) {
+  for (const auto& name : split(names, '+')) {
+    if (Registry::find(name)) continue;
+    std::string known;
+    for (const auto& e : Registry::all()) known += (known.empty() ? "" : ", ") + e.name;
+    throw UserError(where + ": " + family + ": unknown " + family + " policy '" + name +
+                    "' (known: " + known + ")");
+  }
 }
 
 std::string iso_time_now() {
@@ -44,14 +48,16 @@ std::string iso_time_now() {
 
 SimConfig RunSettings::resolve(const std::string& where) const {
   SimConfig c = SimConfig::from_preset(gpu);
-  for (const auto& [k, v] : sets) c.set(k, v, where);
+  if (preset) apply_policy_preset(c, *preset, where + ": preset");
   if (eviction) c.set("engine.eviction", *eviction, where);
   if (prefetch) c.set("engine.prefetch", *prefetch, where);
   if (placement) c.set("engine.placement", *placement, where);
   if (seed) c.set("engine.seed", *seed, where);
+  for (const auto& [k, v] : sets) c.set(k, v, where);
   check_policy<EvictionRegistry>("eviction", c.engine.eviction, where);
   check_policy<PrefetchRegistry>("prefetch", c.engine.prefetch, where);
   check_policy<PlacementRegistry>("placement", c.engine.placement, where);
+  validate_policy_params(c);
   return c;
 }
 
@@ -73,6 +79,14 @@ bool RunSettings::apply(const std::string& key, const json& v, const std::string
       bad(where, field, e.what());
     }
     gpu = g;
+  } else if (key == "preset") {
+    const std::string name = text();
+    if (!find_policy_preset(name)) {
+      std::string known;
+      for (const auto& p : policy_presets()) known += (known.empty() ? "" : ", ") + p.name;
+      bad(where, field, "unknown policy preset '" + name + "' (known: " + known + ")");
+    }
+    preset = name;
   } else if (key == "eviction") {
     eviction = text();
   } else if (key == "prefetch") {

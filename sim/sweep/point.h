@@ -18,10 +18,11 @@ namespace uvmsim::sweep {
 /// Version tag of the per-point result files (docs/sweeps.md).
 inline constexpr const char* kResultFormat = "uvmsim-sweep-point/1";
 
-/// How one run is configured, mirroring `uvmsim run` options: a GPU preset, then the `--set`
-/// knobs in order, then the policy choices and the seed.
+/// How one run is configured, mirroring `uvmsim run` and its order: a GPU preset, a policy
+/// preset, the policy choices, the seed, then the `--set` knobs in order.
 struct RunSettings {
   std::string gpu = "gtx1080ti";
+  std::optional<std::string> preset;  ///< policy preset (--policy-preset), e.g. "tm++"
   std::optional<std::string> eviction, prefetch, placement;
   std::optional<double> oversub;  ///< percent; unset = the preset's HBM capacity
   std::optional<std::uint64_t> seed;
@@ -30,9 +31,9 @@ struct RunSettings {
   /// The full configuration. Unknown knobs, bad values and unregistered policies are
   /// UserErrors starting with `where`.
   SimConfig resolve(const std::string& where) const;
-  /// Applies one of the keys gpu, eviction, prefetch, placement, oversub, seed, set (an object of
-  /// knob: value). Returns false for any other key; throws UserError "<where>: <field>: ..." for
-  /// a bad value of a known key.
+  /// Applies one of the keys gpu, preset, eviction, prefetch, placement, oversub, seed, set (an
+  /// object of knob: value). Returns false for any other key; throws UserError "<where>: <field>:
+  /// ..." for a bad value of a known key.
   bool apply(const std::string& key, const nlohmann::json& value, const std::string& where,
              const std::string& field, const std::filesystem::path& base_dir);
 };

@@ -160,10 +160,10 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& where, const fs::pa
       PolicyEntry e{p[i]["name"].get<std::string>(), json::object()};
       for (const auto& [k, v] : p[i].items()) {
         if (k == "name") continue;
-        if (k != "eviction" && k != "prefetch" && k != "placement" && k != "set")
+        if (k != "preset" && k != "eviction" && k != "prefetch" && k != "placement" && k != "set")
           bad(where, f + "." + k,
-              "unknown key (a policy has name, eviction, prefetch, placement, set)");
-        if (k != "set" && j.contains(k))
+              "unknown key (a policy has name, preset, eviction, prefetch, placement, set)");
+        if (k != "set" && k != "preset" && j.contains(k))
           bad(where, f + "." + k,
               "conflicts with the top-level \"" + k + "\" axis (use one or the other)");
         RunSettings check;
@@ -242,7 +242,7 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& where, const fs::pa
   if (!s.policies.empty()) {
     std::string def = s.policies.front().name;
     for (const auto& p : s.policies)
-      if (p.name == "default" || p.name == "driver") {
+      if (p.name == "default" || p.name == "driver" || p.name == "uvm") {
         def = p.name;
         break;
       }
