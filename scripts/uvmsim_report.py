@@ -110,7 +110,11 @@ class Sweep:
         axes = self.meta.get("axes") or [
             a for a in ("workload", "gpu", "policy", "eviction", "prefetch", "placement", "oversub", "seed")
             if a in reader.fieldnames]
-        self.varying = [a for a in axes if len({r.get(a, "") for r in self.ok}) > 1]
+        # The spec's own varying axes: eviction / prefetch / placement that only change because a
+        # "policies" entry or preset chose them are not separate series dimensions.
+        declared = self.meta.get("varying")
+        self.varying = [a for a in axes if len({r.get(a, "") for r in self.ok}) > 1 and
+                        (declared is None or a in declared)]
         self.series_axes = [a for a in self.varying if a not in NON_SERIES]
         self.name = self.meta.get("name", os.path.basename(os.path.abspath(sweep_dir)))
         self.baseline = self.meta.get("baseline_text", "")
@@ -118,6 +122,10 @@ class Sweep:
         self.gpus = list(OrderedDict.fromkeys(r.get("gpu", "") for r in self.ok))
         self.levels = sorted(OrderedDict.fromkeys(r.get("oversub", "") for r in self.ok), key=oversub_key)
         self.series = list(OrderedDict.fromkeys(self.series_name(r) for r in self.ok))
+        # Rows by (gpu, level, workload, series): the figures look cells up thousands of times.
+        self.cells = defaultdict(list)
+        for r in self.ok:
+            self.cells[(r.get("gpu", ""), r.get("oversub", ""), r["workload"], self.series_name(r))].append(r)
 
     def series_name(self, r):
         if not self.series_axes:
@@ -129,6 +137,8 @@ class Sweep:
         return " / ".join(a.split(".")[-1] for a in self.series_axes) or "policy"
 
     def select(self, gpu=None, level=None, workload=None, series=None):
+        if None not in (gpu, level, workload, series):
+            return self.cells.get((gpu, level, workload, series), [])
         out = []
         for r in self.ok:
             if gpu is not None and r.get("gpu", "") != gpu:
@@ -178,17 +188,18 @@ def save(fig, out_dir, name, written):
     plt.close(fig)
 
 
-def grid(n):
-    cols = n if n <= 4 else 3
+def grid(n, panel_width=4.5, max_width=17.0):
+    """Rows and columns for n panels, keeping the figure within about max_width inches."""
+    cols = max(1, min(n, 4, int(max_width // panel_width)))
     return (n + cols - 1) // cols, cols
 
 
 def grouped_bars(sw, gpu, column, ylabel, title, agg, levels, with_geomean, ref_line=None,
                  formatter=None):
     """One panel per oversubscription level; groups = workloads (+ geomean), bars = series."""
-    rows, cols = grid(len(levels))
     groups = sw.workloads + (["geomean"] if with_geomean and len(sw.workloads) > 1 else [])
-    width_per_panel = max(4.5, 0.9 + 0.22 * len(groups) * max(1, len(sw.series)))
+    width_per_panel = max(4.5, 0.9 + 0.2 * len(groups) * max(1, len(sw.series)))
+    rows, cols = grid(len(levels), width_per_panel)
     fig, axs = plt.subplots(rows, cols, figsize=(width_per_panel * cols, 3.6 * rows), squeeze=False,
                             sharey=True)
     pal = colors(len(sw.series))
