@@ -10,9 +10,12 @@
 #include "sim/check/relation.h"
 #include "sim/error.h"
 #include "sim/sweep/files.h"
+#include "sim/sweep/progress.h"
 #include "sim/sweep/results.h"
+#include "sim/sweep/slurm.h"
 #include "sim/sweep/spec.h"
 #include "sim/sweep/table.h"
+#include "sim/sweep/worker.h"
 #include "sim/units.h"
 #include "tests/sweep_test_util.h"
 #include "tests/test_util.h"
@@ -328,6 +331,66 @@ TEST(SweepTable, ResultOfOtherInputsIsNotAccepted) {
   test::write_text(store.result_path(pts[0].id).string(),
                    "{\"format\": \"uvmsim-sweep-point/1\", \"id\"");
   EXPECT_FALSE(store.load_result(pts[0]));
+}
+
+TEST(SweepSlurm, ScriptRequestsTheResourcesAndRunsTheWorkerOnItsTask) {
+  sweep::SlurmOptions o;
+  o.partition = "gpu";
+  o.time = "1:00:00";
+  o.mem = "4G";
+  o.cpus_per_task = 2;
+  o.max_running = 8;
+  o.extra = {"--constraint=skylake"};
+  o.job_name = "uvmsim-x";
+  const std::string s =
+      sweep::sbatch_script(o, "/opt/uvm sim/uvmsim", "/data/o'k", "/data/o'k/t.jsonl", 5);
+  EXPECT_EQ(s.rfind("#!/bin/bash\n", 0), 0u);
+  for (const char* line :
+       {"#SBATCH --job-name=uvmsim-x\n", "#SBATCH --array=0-4%8\n", "#SBATCH --cpus-per-task=2\n",
+        "#SBATCH --output=/data/o'k/slurm/logs/%A_%a.out\n", "#SBATCH --time=1:00:00\n",
+        "#SBATCH --mem=4G\n", "#SBATCH --partition=gpu\n", "#SBATCH --constraint=skylake\n"})
+    EXPECT_NE(s.find(line), std::string::npos) << line << " not in:\n" << s;
+  EXPECT_EQ(s.find("--account"), std::string::npos);
+  EXPECT_NE(s.find("exec '/opt/uvm sim/uvmsim' sweep --worker '/data/o'\\''k' --tasks "
+                   "'/data/o'\\''k/t.jsonl' --task \"$SLURM_ARRAY_TASK_ID\"\n"),
+            std::string::npos)
+      << s;
+}
+
+TEST(SweepSlurm, TaskFileGivesEachTaskItsOwnPoints) {
+  TempDir d;
+  const SweepSpec s = parse(
+      R"J({"workloads": [{"generator": "regular", "footprint": "8M"}], "oversub": [0, 10, 20, 30, 40]})J");
+  const auto pts = s.expand(d.file("traces"));
+  std::vector<std::vector<const PointSpec*>> tasks = {
+      {&pts[0], &pts[1]}, {&pts[2], &pts[3]}, {&pts[4]}};
+  sweep::write_task_file(d.file("t.jsonl"), tasks);
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    const json j = sweep::read_task(d.file("t.jsonl"), t);
+    ASSERT_EQ(j.size(), tasks[t].size());
+    for (std::size_t i = 0; i < j.size(); ++i) EXPECT_EQ(j[i]["id"], tasks[t][i]->id);
+  }
+  expect_error([&] { sweep::read_task(d.file("t.jsonl"), 3); },
+               {"task 3 not in the task list (3 tasks)"});
+  expect_error([&] { sweep::read_task(d.file("none.jsonl"), 0); },
+               {"none.jsonl.idx: cannot open task index"});
+}
+
+TEST(SweepProgress, LinesAndDurations) {
+  EXPECT_EQ(sweep::format_duration(0.5), "0.50 s");
+  EXPECT_EQ(sweep::format_duration(12.34), "12.3 s");
+  EXPECT_EQ(sweep::format_duration(245), "4m05s");
+  EXPECT_EQ(sweep::format_duration(3720), "1h02m");
+  std::ostringstream out;
+  sweep::Progress p(out, sweep::ProgressMode::Lines, 3, 1);
+  p.started();
+  p.finished("reg oversub=50", true, 0.25);
+  p.started();
+  p.finished("rnd oversub=50", false, 1.5, "boom");
+  EXPECT_EQ(out.str(),
+            "[2/3] ok     reg oversub=50  (0.25 s)\n[3/3] FAILED rnd oversub=50  (1.5 s): boom\n");
+  EXPECT_EQ(p.done(), 3u);
+  EXPECT_EQ(p.failed(), 1u);
 }
 
 TEST(CheckRelation, ParsesAndEvaluatesWithMeasuredValues) {

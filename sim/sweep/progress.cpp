@@ -25,7 +25,9 @@ ProgressMode parse_progress_mode(const std::string& text, const std::ostream& ou
 std::string format_duration(double s) {
   char buf[32];
   if (!std::isfinite(s) || s < 0) return "--";
-  if (s < 60) {
+  if (s < 1) {
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
+  } else if (s < 60) {
     std::snprintf(buf, sizeof buf, "%.1f s", s);
   } else if (s < 3600) {
     const long t = std::lround(s);

@@ -58,6 +58,10 @@ int prepare_traces(const std::vector<Workload>& workloads,
     }
     std::error_code ec;
     fs::remove(t.log, ec);
+    // Shared read-only by every point that uses it.
+    fs::permissions(t.argv.back(),
+                    fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
+                    fs::perm_options::replace, ec);
   };
   const unsigned jobs = opts.jobs ? opts.jobs : available_cpus();
   const int sig = pool.run(tasks, jobs);

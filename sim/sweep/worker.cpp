@@ -61,6 +61,8 @@ json read_task(const fs::path& file, std::size_t task) {
   bool found = false;
   while (std::getline(ix, line)) {
     if (i++ == task) {
+      if (line.empty() || line.find_first_not_of("0123456789") != std::string::npos)
+        throw UserError(idx.string() + ": line " + std::to_string(i) + ": not a byte offset");
       offset = std::stoull(line);
       found = true;
       break;
