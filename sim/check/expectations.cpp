@@ -17,10 +17,6 @@ using nlohmann::ordered_json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& where, const std::string& field, const std::string& msg) {
-  throw UserError(where, field, msg);
-}
-
 ordered_json read_doc(const fs::path& p) {
   std::ifstream in(p);
   if (!in) throw UserError(p.string() + ": cannot open expectation file");
@@ -33,30 +29,33 @@ ordered_json read_doc(const fs::path& p) {
 
 void check_keys(const ordered_json& j, const std::string& where, const std::string& field,
                 const std::vector<std::string>& keys) {
-  if (!j.is_object()) bad(where, field.empty() ? "(top level)" : field, "expected an object");
+  if (!j.is_object())
+    field_error(where, field.empty() ? "(top level)" : field, "expected an object");
   for (const auto& [k, v] : j.items()) {
     if (std::find(keys.begin(), keys.end(), k) != keys.end()) continue;
     std::string known;
     for (const auto& x : keys) known += (known.empty() ? "" : ", ") + x;
-    bad(where, field.empty() ? k : field + "." + k, "unknown key (expected " + known + ")");
+    field_error(where, field.empty() ? k : field + "." + k, "unknown key (expected " + known + ")");
   }
 }
 
 void check_expect_spec(const json& v, const std::string& where, const std::string& field) {
   if (v.is_null() || v.is_number() || v.is_boolean() || v.is_string()) return;
   if (!v.is_object())
-    bad(where, field, "expected a value, null, {\"value\": ...} or {\"min\", \"max\"}");
+    field_error(where, field, "expected a value, null, {\"value\": ...} or {\"min\", \"max\"}");
   for (const auto& [k, x] : v.items()) {
     if (k != "value" && k != "rel_tol" && k != "abs_tol" && k != "min" && k != "max")
-      bad(where, field + "." + k, "unknown key (expected value, rel_tol, abs_tol, min, max)");
-    if (k != "value" && !x.is_number()) bad(where, field + "." + k, "expected a number");
+      field_error(where, field + "." + k,
+                  "unknown key (expected value, rel_tol, abs_tol, min, max)");
+    if (k != "value" && !x.is_number()) field_error(where, field + "." + k, "expected a number");
     if ((k == "rel_tol" || k == "abs_tol") && x.get<double>() < 0)
-      bad(where, field + "." + k, "must not be negative");
+      field_error(where, field + "." + k, "must not be negative");
   }
   const bool range = v.contains("min") || v.contains("max");
   if (range && (v.contains("value") || v.contains("rel_tol") || v.contains("abs_tol")))
-    bad(where, field, "give either a value (with a tolerance) or a min/max range, not both");
-  if (!range && !v.contains("value")) bad(where, field, "missing \"value\"");
+    field_error(where, field,
+                "give either a value (with a tolerance) or a min/max range, not both");
+  if (!range && !v.contains("value")) field_error(where, field, "missing \"value\"");
 }
 
 }  // namespace
@@ -72,7 +71,7 @@ ExpectationFile ExpectationFile::load(const fs::path& path,
              {"description", "include", "defaults", "tolerances", "record", "workloads", "runs",
               "relations"});
   if (f.doc.contains("description")) {
-    if (!f.doc["description"].is_string()) bad(where, "description", "expected a string");
+    if (!f.doc["description"].is_string()) field_error(where, "description", "expected a string");
     f.description = f.doc["description"].get<std::string>();
   }
 
@@ -82,9 +81,9 @@ ExpectationFile ExpectationFile::load(const fs::path& path,
   if (f.doc.contains("include")) {
     ordered_json inc = f.doc["include"];
     if (inc.is_string()) inc = ordered_json::array({inc});
-    if (!inc.is_array()) bad(where, "include", "expected a file name or a list of them");
+    if (!inc.is_array()) field_error(where, "include", "expected a file name or a list of them");
     for (const auto& i : inc) {
-      if (!i.is_string()) bad(where, "include", "expected file names");
+      if (!i.is_string()) field_error(where, "include", "expected file names");
       const fs::path p = base / i.get<std::string>();
       ordered_json d = read_doc(p);
       check_keys(d, p.string(), "",
@@ -96,14 +95,16 @@ ExpectationFile ExpectationFile::load(const fs::path& path,
   for (const auto& [d, w] : parts) {
     const fs::path dir = fs::absolute(fs::path(w)).parent_path();
     if (d.contains("workloads")) {
-      if (!d["workloads"].is_object()) bad(w, "workloads", "expected an object of name: workload");
+      if (!d["workloads"].is_object())
+        field_error(w, "workloads", "expected an object of name: workload");
       for (const auto& [name, spec] : d["workloads"].items()) {
         json one = json(spec);
         if (one.is_object() && !one.contains("name")) one["name"] = name;
         auto ws = sweep::parse_workloads(one, w, "workloads." + name, dir);
-        if (ws.size() != 1) bad(w, "workloads." + name + ".footprint", "give a single footprint");
+        if (ws.size() != 1)
+          field_error(w, "workloads." + name + ".footprint", "give a single footprint");
         if (!f.workloads.emplace(name, ws.front()).second)
-          bad(w, "workloads." + name, "defined twice (here and in an included file)");
+          field_error(w, "workloads." + name, "defined twice (here and in an included file)");
       }
     }
     if (d.contains("defaults")) {
@@ -119,17 +120,18 @@ ExpectationFile ExpectationFile::load(const fs::path& path,
     }
     if (d.contains("tolerances")) {
       if (!d["tolerances"].is_object())
-        bad(w, "tolerances", "expected an object of metric: rel_tol");
+        field_error(w, "tolerances", "expected an object of metric: rel_tol");
       for (const auto& [k, v] : d["tolerances"].items()) {
         if (!v.is_number() || v.get<double>() < 0)
-          bad(w, "tolerances." + k, "expected a non-negative relative tolerance (0.02 = 2 %)");
+          field_error(w, "tolerances." + k,
+                      "expected a non-negative relative tolerance (0.02 = 2 %)");
         f.tolerances.insert(f.tolerances.begin(), {k, v.get<double>()});  // later files win
       }
     }
     if (d.contains("record")) {
-      if (!d["record"].is_array()) bad(w, "record", "expected a list of metric names");
+      if (!d["record"].is_array()) field_error(w, "record", "expected a list of metric names");
       for (const auto& m : d["record"]) {
-        if (!m.is_string()) bad(w, "record", "expected metric names");
+        if (!m.is_string()) field_error(w, "record", "expected metric names");
         if (std::find(f.record.begin(), f.record.end(), m.get<std::string>()) == f.record.end())
           f.record.push_back(m.get<std::string>());
       }
@@ -138,7 +140,7 @@ ExpectationFile ExpectationFile::load(const fs::path& path,
 
   // Runs.
   if (!f.doc.contains("runs") || !f.doc["runs"].is_object() || f.doc["runs"].empty())
-    bad(where, "runs", "required: an object of run name: {workload, ...}");
+    field_error(where, "runs", "required: an object of run name: {workload, ...}");
   for (const auto& [name, r] : f.doc["runs"].items()) {
     const std::string field = "runs." + name;
     check_keys(r, where, field,
@@ -147,13 +149,13 @@ ExpectationFile ExpectationFile::load(const fs::path& path,
     CheckRun run;
     run.name = name;
     if (!r.contains("workload") || !r["workload"].is_string())
-      bad(where, field + ".workload", "required: the name of a workload");
+      field_error(where, field + ".workload", "required: the name of a workload");
     run.workload = r["workload"].get<std::string>();
     if (!f.workloads.count(run.workload)) {
       std::string known;
       for (const auto& [n, w] : f.workloads) known += (known.empty() ? "" : ", ") + n;
-      bad(where, field + ".workload",
-          "unknown workload '" + run.workload + "' (defined: " + known + ")");
+      field_error(where, field + ".workload",
+                  "unknown workload '" + run.workload + "' (defined: " + known + ")");
     }
     for (const auto& [k, v] : defaults.items())
       run.settings.apply(k, json(v), where, "defaults." + k, base);
@@ -171,7 +173,7 @@ ExpectationFile ExpectationFile::load(const fs::path& path,
     }
     if (r.contains("expect")) {
       if (!r["expect"].is_object())
-        bad(where, field + ".expect", "expected an object of metric: value");
+        field_error(where, field + ".expect", "expected an object of metric: value");
       for (const auto& [m, spec] : r["expect"].items()) {
         check_expect_spec(json(spec), where, field + ".expect." + m);
         run.metrics.push_back(m);
@@ -182,7 +184,7 @@ ExpectationFile ExpectationFile::load(const fs::path& path,
 
   // Relations.
   if (f.doc.contains("relations")) {
-    if (!f.doc["relations"].is_array()) bad(where, "relations", "expected a list");
+    if (!f.doc["relations"].is_array()) field_error(where, "relations", "expected a list");
     for (std::size_t i = 0; i < f.doc["relations"].size(); ++i) {
       const auto& x = f.doc["relations"][i];
       const std::string field = "relations[" + std::to_string(i) + "]";
@@ -192,19 +194,19 @@ ExpectationFile ExpectationFile::load(const fs::path& path,
       } else if (x.is_object()) {
         check_keys(x, where, field, {"check", "why"});
         if (!x.contains("check") || !x["check"].is_string())
-          bad(where, field + ".check", "required: the relation text");
+          field_error(where, field + ".check", "required: the relation text");
         text = x["check"].get<std::string>();
         if (x.contains("why")) {
-          if (!x["why"].is_string()) bad(where, field + ".why", "expected a string");
+          if (!x["why"].is_string()) field_error(where, field + ".why", "expected a string");
           why = x["why"].get<std::string>();
         }
       } else {
-        bad(where, field, "expected a relation string or {\"check\": ..., \"why\": ...}");
+        field_error(where, field, "expected a relation string or {\"check\": ..., \"why\": ...}");
       }
       CheckRelation cr{Relation::parse(text, where + ": " + field), why};
       for (const auto& ref : cr.relation.refs())
         if (!f.find_run(ref.run))
-          bad(where, field, "names run '" + ref.run + "', which is not in \"runs\"");
+          field_error(where, field, "names run '" + ref.run + "', which is not in \"runs\"");
       f.relations.push_back(std::move(cr));
     }
   }

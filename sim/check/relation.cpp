@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "sim/error.h"
 
@@ -58,40 +59,24 @@ class Parser {
     fail("expected a comparison (<, <=, >, >=, ==, !=)");
   }
 
-  NodeP sum() {
-    NodeP n = product();
-    for (;;) {
-      skip();
-      if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) {
-        const char op = s_[pos_++];
-        n = binary(op, n, product());
-      } else {
-        return n;
-      }
-    }
-  }
+  NodeP sum() { return chain("+-", &Parser::product); }
 
  private:
-  NodeP binary(char op, NodeP a, NodeP b) {
-    auto n = std::make_shared<Relation::Node>();
-    n->kind = Relation::Node::Kind::Binary;
-    n->op = op;
-    n->a = std::move(a);
-    n->b = std::move(b);
-    return n;
-  }
-  NodeP product() {
-    NodeP n = factor();
+  // Left-associative chain of `next` operands joined by the operators in `ops`.
+  NodeP chain(const char* ops, NodeP (Parser::*next)()) {
+    NodeP n = (this->*next)();
     for (;;) {
       skip();
-      if (pos_ < s_.size() && (s_[pos_] == '*' || s_[pos_] == '/')) {
-        const char op = s_[pos_++];
-        n = binary(op, n, factor());
-      } else {
-        return n;
-      }
+      if (pos_ >= s_.size() || !std::strchr(ops, s_[pos_])) return n;
+      auto b = std::make_shared<Relation::Node>();
+      b->kind = Relation::Node::Kind::Binary;
+      b->op = s_[pos_++];
+      b->a = std::move(n);
+      b->b = (this->*next)();
+      n = std::move(b);
     }
   }
+  NodeP product() { return chain("*/", &Parser::factor); }
   NodeP factor() {
     skip();
     if (pos_ >= s_.size()) fail("unexpected end");

@@ -9,6 +9,7 @@
 #include <boost/crc.hpp>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 
 #include "sim/error.h"
@@ -69,6 +70,17 @@ std::string host_name() {
   std::array<char, 256> buf{};
   if (::gethostname(buf.data(), buf.size() - 1) != 0) return "localhost";
   return buf.data();
+}
+
+std::string time_now(const char* fmt, bool utc) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  if (utc)
+    gmtime_r(&t, &tm);
+  else
+    localtime_r(&t, &tm);
+  char buf[64];
+  return std::string(buf, std::strftime(buf, sizeof buf, fmt, &tm));
 }
 
 void write_atomic(const fs::path& path, std::string_view content) {

@@ -46,4 +46,7 @@ class DirLock {
 /// This host's name (for temporary-file names and result provenance).
 std::string host_name();
 
+/// The current time formatted with strftime(`fmt`), in UTC or local time.
+std::string time_now(const char* fmt, bool utc);
+
 }  // namespace uvmsim::sweep

@@ -19,10 +19,6 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& where, const std::string& field, const std::string& msg) {
-  throw UserError(where, field, msg);
-}
-
 // A policy name (a prefetch name may combine policies with '+', "fdp+rgp") must be registered.
 template <typename Registry>
 void check_policy(const char* family, const std::string& names, const std::string& where) {
@@ -33,15 +29,6 @@ void check_policy(const char* family, const std::string& names, const std::strin
     throw UserError(where + ": " + family + ": unknown " + family + " policy '" + name +
                     "' (known: " + known + ")");
   }
-}
-
-std::string iso_time_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -65,7 +52,7 @@ bool RunSettings::apply(const std::string& key, const json& v, const std::string
                         const std::string& field, const fs::path& base_dir) {
   auto text = [&]() {
     if (!v.is_string() || v.get<std::string>().empty())
-      bad(where, field, "expected a non-empty string, got " + v.dump());
+      field_error(where, field, "expected a non-empty string, got " + v.dump());
     return v.get<std::string>();
   };
   if (key == "gpu") {
@@ -76,7 +63,7 @@ bool RunSettings::apply(const std::string& key, const json& v, const std::string
     try {
       SimConfig::find_preset(g);
     } catch (const UserError& e) {
-      bad(where, field, e.what());
+      field_error(where, field, e.what());
     }
     gpu = g;
   } else if (key == "preset") {
@@ -84,7 +71,7 @@ bool RunSettings::apply(const std::string& key, const json& v, const std::string
     if (!find_policy_preset(name)) {
       std::string known;
       for (const auto& p : policy_presets()) known += (known.empty() ? "" : ", ") + p.name;
-      bad(where, field, "unknown policy preset '" + name + "' (known: " + known + ")");
+      field_error(where, field, "unknown policy preset '" + name + "' (known: " + known + ")");
     }
     preset = name;
   } else if (key == "eviction") {
@@ -99,14 +86,14 @@ bool RunSettings::apply(const std::string& key, const json& v, const std::string
       return true;
     }
     if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 100000))
-      bad(where, field, "expected a percentage in [0, 100000] or null, got " + v.dump());
+      field_error(where, field, "expected a percentage in [0, 100000] or null, got " + v.dump());
     oversub = v.get<double>();
   } else if (key == "seed") {
     if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-      bad(where, field, "expected a non-negative integer, got " + v.dump());
+      field_error(where, field, "expected a non-negative integer, got " + v.dump());
     seed = v.get<std::uint64_t>();
   } else if (key == "set") {
-    if (!v.is_object()) bad(where, field, "expected an object of knob: value");
+    if (!v.is_object()) field_error(where, field, "expected an object of knob: value");
     for (const auto& [k, x] : v.items()) sets.emplace_back(k, x);
   } else {
     return false;
@@ -194,7 +181,7 @@ json run_point(const PointSpec& p) {
   r["stats"] = sim.to_json();
   r["run"] = {{"host", host_name()},
               {"pid", static_cast<long>(::getpid())},
-              {"finished_at", iso_time_now()},
+              {"finished_at", time_now("%Y-%m-%dT%H:%M:%SZ", /*utc=*/true)},
               {"wall_seconds", secs},
               {"uvmsim_version", UVMSIM_VERSION}};
   return r;

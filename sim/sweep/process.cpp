@@ -202,28 +202,33 @@ int ProcessPool::run(const std::vector<Task>& tasks, unsigned jobs) {
     if (on_start) on_start(t);
   };
 
+  // Reaps every finished child; `interrupted` marks outcomes of a stopped pool.
+  auto reap = [&](bool interrupted) {
+    bool any = false;
+    for (auto it = running.begin(); it != running.end();) {
+      int st = 0;
+      if (::waitpid(it->first, &st, WNOHANG) != it->first) {
+        ++it;
+        continue;
+      }
+      TaskOutcome o;
+      o.status = decode(st);
+      o.seconds = std::chrono::duration<double>(Clock::now() - it->second.start).count();
+      o.interrupted = interrupted;
+      const std::size_t ti = it->second.task;
+      it = running.erase(it);
+      any = true;
+      if (on_finish) on_finish(tasks[ti], o);
+    }
+    return any;
+  };
+
   std::size_t next = 0;
   auto last_tick = Clock::now();
   try {
     while ((next < tasks.size() || !running.empty()) && !g_stop_signal) {
       while (running.size() < jobs && next < tasks.size() && !g_stop_signal) spawn(next++);
-      bool reaped = false;
-      for (auto it = running.begin(); it != running.end();) {
-        int st = 0;
-        const pid_t r = ::waitpid(it->first, &st, WNOHANG);
-        if (r == it->first) {
-          TaskOutcome o;
-          o.status = decode(st);
-          o.seconds = std::chrono::duration<double>(Clock::now() - it->second.start).count();
-          const std::size_t ti = it->second.task;
-          it = running.erase(it);
-          reaped = true;
-          if (on_finish) on_finish(tasks[ti], o);
-        } else {
-          ++it;
-        }
-      }
-      if (!reaped && !g_stop_signal) {
+      if (!reap(false) && !g_stop_signal) {
         timespec ts{0, 100'000'000};
         ::sigtimedwait(&chld, nullptr, &ts);
       }
@@ -245,20 +250,7 @@ int ProcessPool::run(const std::vector<Task>& tasks, unsigned jobs) {
     for (const auto& [pid, r] : running) ::kill(pid, SIGTERM);
     const auto deadline = Clock::now() + std::chrono::seconds(5);
     while (!running.empty()) {
-      for (auto it = running.begin(); it != running.end();) {
-        int st = 0;
-        const pid_t r = ::waitpid(it->first, &st, WNOHANG);
-        if (r == it->first) {
-          TaskOutcome o;
-          o.status = decode(st);
-          o.interrupted = true;
-          const std::size_t ti = it->second.task;
-          it = running.erase(it);
-          if (on_finish) on_finish(tasks[ti], o);
-        } else {
-          ++it;
-        }
-      }
+      reap(true);
       if (Clock::now() > deadline)
         for (const auto& [pid, r] : running) ::kill(pid, SIGKILL);
       timespec ts{0, 20'000'000};

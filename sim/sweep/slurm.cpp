@@ -86,15 +86,6 @@ QueueState query(const std::string& job) {
 
 fs::path job_file(const ResultStore& store) { return store.dir() / "slurm" / "job.json"; }
 
-std::string timestamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  return buf;
-}
-
 struct Job {
   std::string id;
   std::vector<std::string> point_ids;  ///< in task order, `chunk` per task
@@ -116,7 +107,8 @@ Job submit(const std::vector<const PointSpec*>& todo, const ResultStore& store,
                     "; use larger chunks");
 
   const fs::path dir =
-      store.dir() / "slurm" / ("submit-" + timestamp() + "-" + std::to_string(::getpid()));
+      store.dir() / "slurm" /
+      ("submit-" + time_now("%Y%m%d-%H%M%S", /*utc=*/false) + "-" + std::to_string(::getpid()));
   std::error_code ec;
   fs::create_directories(dir, ec);
   fs::create_directories(store.dir() / "slurm" / "logs", ec);
@@ -144,10 +136,13 @@ Job submit(const std::vector<const PointSpec*>& todo, const ResultStore& store,
     throw UserError("sbatch " + script.string() + ": unexpected output '" + trim(c.output) + "'");
   job.chunk = chunk;
   for (const PointSpec* p : todo) job.point_ids.push_back(p->id);
-  json rec = {{"job_id", job.id},           {"submit_dir", dir.string()},
-              {"script", script.string()},  {"chunk", chunk},
-              {"tasks", tasks.size()},      {"points", job.point_ids},
-              {"submitted_at", timestamp()}};
+  json rec = {{"job_id", job.id},
+              {"submit_dir", dir.string()},
+              {"script", script.string()},
+              {"chunk", chunk},
+              {"tasks", tasks.size()},
+              {"points", job.point_ids},
+              {"submitted_at", time_now("%Y%m%d-%H%M%S", /*utc=*/false)}};
   write_atomic(job_file(store), rec.dump(1) + "\n");
   err << "submitted Slurm job " << job.id << ": " << n << " point(s) in " << tasks.size()
       << " array task(s); script " << script.string() << "\n";

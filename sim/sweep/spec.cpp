@@ -14,24 +14,21 @@ using nlohmann::ordered_json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& where, const std::string& field, const std::string& msg) {
-  throw UserError(where, field, msg);
-}
-
 // A scalar or a list of scalars, as a non-empty list without duplicates.
 std::vector<json> list_of(const json& v, const std::string& where, const std::string& field) {
   std::vector<json> out;
   if (v.is_array()) {
-    if (v.empty()) bad(where, field, "empty list");
+    if (v.empty()) field_error(where, field, "empty list");
     for (const auto& x : v) out.push_back(x);
   } else {
     out.push_back(v);
   }
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (out[i].is_object() || out[i].is_array())
-      bad(where, field + "[" + std::to_string(i) + "]", "expected a scalar, got " + out[i].dump());
+      field_error(where, field + "[" + std::to_string(i) + "]",
+                  "expected a scalar, got " + out[i].dump());
     for (std::size_t k = 0; k < i; ++k)
-      if (out[k] == out[i]) bad(where, field, "duplicate value " + out[i].dump());
+      if (out[k] == out[i]) field_error(where, field, "duplicate value " + out[i].dump());
   }
   return out;
 }
@@ -42,8 +39,8 @@ std::vector<std::string> strings_of(const json& v, const std::string& where,
   const auto items = list_of(v, where, field);
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (!items[i].is_string() || items[i].get<std::string>().empty())
-      bad(where, field + "[" + std::to_string(i) + "]",
-          "expected a non-empty string, got " + items[i].dump());
+      field_error(where, field + "[" + std::to_string(i) + "]",
+                  "expected a non-empty string, got " + items[i].dump());
     out.push_back(items[i].get<std::string>());
   }
   return out;
@@ -103,7 +100,7 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& where, const fs::pa
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
       std::string known;
       for (const auto& x : keys) known += (known.empty() ? "" : ", ") + x;
-      bad(where, k, "unknown key (a sweep spec has " + known + ")");
+      field_error(where, k, "unknown key (a sweep spec has " + known + ")");
     }
   }
   SweepSpec s;
@@ -111,18 +108,18 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& where, const fs::pa
   s.name = default_name;
   if (j.contains("name")) {
     if (!j["name"].is_string() || j["name"].get<std::string>().empty())
-      bad(where, "name", "expected a non-empty string");
+      field_error(where, "name", "expected a non-empty string");
     s.name = j["name"].get<std::string>();
   }
   if (j.contains("description")) {
-    if (!j["description"].is_string()) bad(where, "description", "expected a string");
+    if (!j["description"].is_string()) field_error(where, "description", "expected a string");
     s.description = j["description"].get<std::string>();
   }
 
   // --- workloads
-  if (!j.contains("workloads")) bad(where, "workloads", "required (a list of workloads)");
+  if (!j.contains("workloads")) field_error(where, "workloads", "required (a list of workloads)");
   const json& wl = j["workloads"];
-  if (!wl.is_array() || wl.empty()) bad(where, "workloads", "expected a non-empty list");
+  if (!wl.is_array() || wl.empty()) field_error(where, "workloads", "expected a non-empty list");
   for (std::size_t i = 0; i < wl.size(); ++i) {
     for (auto& w : parse_workloads(wl[i], where, "workloads[" + std::to_string(i) + "]", base_dir))
       s.workloads.push_back(std::move(w));
@@ -130,7 +127,8 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& where, const fs::pa
   for (std::size_t i = 0; i < s.workloads.size(); ++i)
     for (std::size_t k = 0; k < i; ++k)
       if (s.workloads[k].name == s.workloads[i].name)
-        bad(where, "workloads",
+        field_error(
+            where, "workloads",
             "two workloads are named '" + s.workloads[i].name + "' (give them distinct \"name\"s)");
 
   // --- GPU presets (validated now so a typo fails before any simulation)
@@ -150,28 +148,30 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& where, const fs::pa
   }
   if (j.contains("policies")) {
     const json& p = j["policies"];
-    if (!p.is_array() || p.empty()) bad(where, "policies", "expected a non-empty list");
+    if (!p.is_array() || p.empty()) field_error(where, "policies", "expected a non-empty list");
     for (std::size_t i = 0; i < p.size(); ++i) {
       const std::string f = "policies[" + std::to_string(i) + "]";
-      if (!p[i].is_object()) bad(where, f, "expected an object with a \"name\"");
+      if (!p[i].is_object()) field_error(where, f, "expected an object with a \"name\"");
       if (!p[i].contains("name") || !p[i]["name"].is_string() ||
           p[i]["name"].get<std::string>().empty())
-        bad(where, f + ".name", "required (a non-empty string)");
+        field_error(where, f + ".name", "required (a non-empty string)");
       PolicyEntry e{p[i]["name"].get<std::string>(), json::object()};
       for (const auto& [k, v] : p[i].items()) {
         if (k == "name") continue;
         if (k != "preset" && k != "eviction" && k != "prefetch" && k != "placement" && k != "set")
-          bad(where, f + "." + k,
+          field_error(
+              where, f + "." + k,
               "unknown key (a policy has name, preset, eviction, prefetch, placement, set)");
         if (k != "set" && k != "preset" && j.contains(k))
-          bad(where, f + "." + k,
-              "conflicts with the top-level \"" + k + "\" axis (use one or the other)");
+          field_error(where, f + "." + k,
+                      "conflicts with the top-level \"" + k + "\" axis (use one or the other)");
         RunSettings check;
         check.apply(k, v, where, f + "." + k, base_dir);
         e.settings[k] = v;
       }
       for (const auto& other : s.policies)
-        if (other.name == e.name) bad(where, f + ".name", "duplicate policy name '" + e.name + "'");
+        if (other.name == e.name)
+          field_error(where, f + ".name", "duplicate policy name '" + e.name + "'");
       s.policies.push_back(std::move(e));
     }
   }
@@ -194,20 +194,22 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& where, const fs::pa
 
   // --- knobs: fixed ("set") and swept ("knobs"), each value validated against the knob table
   if (j.contains("set")) {
-    if (!j["set"].is_object()) bad(where, "set", "expected an object of knob: value");
+    if (!j["set"].is_object()) field_error(where, "set", "expected an object of knob: value");
     SimConfig c;
     for (const auto& [k, v] : j["set"].items()) c.set(k, v, where + ": set");
     s.set = j["set"];
   }
   if (j.contains("knobs")) {
-    if (!j["knobs"].is_object()) bad(where, "knobs", "expected an object of knob: [values]");
+    if (!j["knobs"].is_object())
+      field_error(where, "knobs", "expected an object of knob: [values]");
     for (const auto& [k, v] : j["knobs"].items()) {
       for (const char* reserved :
            {"workload", "gpu", "policy", "eviction", "prefetch", "placement", "oversub", "seed"})
-        if (k == reserved) bad(where, "knobs." + k, "is an axis of its own; use \"" + k + "\"");
+        if (k == reserved)
+          field_error(where, "knobs." + k, "is an axis of its own; use \"" + k + "\"");
       if (k == "engine.eviction" || k == "engine.prefetch" || k == "engine.placement" ||
           k == "engine.seed")
-        bad(where, "knobs." + k, "use the eviction / prefetch / placement / seeds axes");
+        field_error(where, "knobs." + k, "use the eviction / prefetch / placement / seeds axes");
       auto vals = list_of(v, where, "knobs." + k);
       SimConfig c;
       for (const auto& x : vals) c.set(k, x, where + ": knobs");
@@ -218,12 +220,12 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& where, const fs::pa
   const auto axes = s.axis_names();
   auto check_axes = [&](const json& pattern, const std::string& field) {
     if (!pattern.is_object() || pattern.empty())
-      bad(where, field, "expected a non-empty object of axis: value(s)");
+      field_error(where, field, "expected a non-empty object of axis: value(s)");
     for (const auto& [k, v] : pattern.items()) {
       if (std::find(axes.begin(), axes.end(), k) == axes.end()) {
         std::string known;
         for (const auto& a : axes) known += (known.empty() ? "" : ", ") + a;
-        bad(where, field + "." + k, "not an axis of this sweep (axes: " + known + ")");
+        field_error(where, field + "." + k, "not an axis of this sweep (axes: " + known + ")");
       }
       (void)v;
     }
@@ -231,7 +233,8 @@ SweepSpec SweepSpec::parse(const json& j, const std::string& where, const fs::pa
 
   // --- exclusions
   if (j.contains("exclude")) {
-    if (!j["exclude"].is_array()) bad(where, "exclude", "expected a list of axis assignments");
+    if (!j["exclude"].is_array())
+      field_error(where, "exclude", "expected a list of axis assignments");
     for (std::size_t i = 0; i < j["exclude"].size(); ++i) {
       check_axes(j["exclude"][i], "exclude[" + std::to_string(i) + "]");
       s.exclude.push_back(j["exclude"][i]);
