@@ -3,8 +3,7 @@
 //   failed/<id>.json    the error of a point's last failed attempt (removed when it succeeds)
 //   logs/<id>.log       a local worker's output while it runs (kept only if it failed)
 //   traces/             generated traces, shared read-only by the points
-//   manifest.json       the points of the last sweep run on this directory
-//   results.csv         the aggregated table; sweep.json the axes for `uvmsim report`
+//   results.csv         the aggregated table; sweep.json: name, axes, baseline (for `report`)
 //   slurm/              sbatch scripts, task lists and task logs of the Slurm backend
 #pragma once
 
