@@ -101,10 +101,12 @@ TEST(SweepRun, LocalSweepMatchesUvmsimRunAndRerunSkipsFinishedPoints) {
   EXPECT_EQ(test::read_text(store.result_path(p.id)), before);
   r = uvmsim({"sweep", spec, "--out", out, "--list"});
   EXPECT_TRUE(contains(r.output, p.id + "  done     random prefetch=none oversub=50")) << r.output;
-  // --rerun recomputes, bit-identically.
+  // --rerun recomputes (in a new worker process), bit-identically.
+  const json pid_before = (*store.load_result(p))["run"]["pid"];
   r = uvmsim({"sweep", spec, "--out", out, "--rerun", "--only", p.id});
   ASSERT_EQ(r.status.code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "1 point(s): 1 finished now, 0 already done")) << r.output;
+  EXPECT_NE((*store.load_result(p))["run"]["pid"], pid_before);
   EXPECT_EQ(test::stable_stats(*store.load_result(p)), run);
 
   // The report draws every figure as PNG and SVG and an index page showing them.

@@ -36,7 +36,7 @@ int worker_main(const po::variables_map& vm, std::ostream& err) {
     descs = json::parse(in, nullptr, false);
     if (descs.is_discarded()) throw UserError("sweep worker: standard input is not valid JSON");
   }
-  return run_worker(descs, out, err);
+  return run_worker(descs, out, vm.count("rerun") > 0, err);
 }
 
 void write_meta(const SweepSpec& spec, const std::vector<PointSpec>& points,
@@ -218,6 +218,7 @@ int cmd_sweep(const Args& args, std::ostream& out, std::ostream& err) {
       so.poll_seconds = vm["slurm-poll"].as<double>();
       if (!(so.poll_seconds > 0)) throw UserError("--slurm-poll: must be positive");
       so.job_name = "uvmsim-" + spec.name;
+      so.rerun = opts.rerun;
       sum = run_slurm(todo, store, so, opts, selected.size(), out, err);
       if (sum.detached) return 0;
     }

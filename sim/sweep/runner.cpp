@@ -91,6 +91,7 @@ ExecSummary run_local(const std::vector<const PointSpec*>& todo, const ResultSto
     Task t;
     t.id = p->id;
     t.argv = {bin, "sweep", "--worker", store.dir().string()};
+    if (opts.rerun) t.argv.push_back("--rerun");
     t.log = store.log_path(p->id);
     t.input = json::array({p->to_json()}).dump();
     by_id[p->id] = p;

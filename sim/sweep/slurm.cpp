@@ -173,7 +173,8 @@ std::string sbatch_script(const SlurmOptions& slurm, const std::string& worker_b
   for (const auto& e : slurm.extra) s += "#SBATCH " + e + "\n";
   s += "set -eu\n";
   s += "exec " + shell_quote(worker_bin) + " sweep --worker " + shell_quote(out_dir.string()) +
-       " --tasks " + shell_quote(task_file.string()) + " --task \"$SLURM_ARRAY_TASK_ID\"\n";
+       " --tasks " + shell_quote(task_file.string()) + " --task \"$SLURM_ARRAY_TASK_ID\"" +
+       (slurm.rerun ? " --rerun" : "") + "\n";
   return s;
 }
 

@@ -26,6 +26,7 @@ struct SlurmOptions {
   bool detach = false;
   double poll_seconds = 2;
   std::string job_name;
+  bool rerun = false;  ///< workers recompute points that have a result
 };
 
 /// Submits `todo` (or attaches to a still-running array of an earlier invocation) and, unless

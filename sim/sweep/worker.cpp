@@ -13,13 +13,13 @@ namespace uvmsim::sweep {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-int run_worker(const json& descs, const fs::path& out_dir, std::ostream& err) {
+int run_worker(const json& descs, const fs::path& out_dir, bool rerun, std::ostream& err) {
   if (!descs.is_array()) throw UserError("sweep worker: expected a JSON array of points");
   const ResultStore store(out_dir);
   int rc = 0;
   for (const auto& d : descs) {
     const PointSpec p = PointSpec::from_json(d, "sweep worker input");
-    if (store.load_result(p)) continue;  // finished by an earlier attempt (requeued task)
+    if (!rerun && store.load_result(p)) continue;  // finished by an earlier attempt (requeued)
     try {
       store.save_result(run_point(p));
     } catch (const std::exception& e) {

@@ -14,9 +14,9 @@
 namespace uvmsim::sweep {
 
 /// Simulates each point of `descs` (a JSON array of PointSpec::to_json()) that has no result in
-/// `out_dir` yet. Returns 0 if every point has a result afterwards, 1 otherwise (each failure is
-/// recorded in failed/<id>.json and reported on `err`).
-int run_worker(const nlohmann::json& descs, const std::filesystem::path& out_dir,
+/// `out_dir` yet (every point with `rerun`). Returns 0 if every point has a result afterwards, 1
+/// otherwise (each failure is recorded in failed/<id>.json and reported on `err`).
+int run_worker(const nlohmann::json& descs, const std::filesystem::path& out_dir, bool rerun,
                std::ostream& err);
 
 /// Slurm task file: JSON Lines, line i = the JSON array of the points of array task i, plus an
