@@ -31,7 +31,7 @@ using sweep::SweepSpec;
 using test::TempDir;
 
 SweepSpec parse(const std::string& text, const std::string& base = ".") {
-  return SweepSpec::parse(json::parse(text), "spec.json", base, "t");
+  return SweepSpec::parse(ordered_json::parse(text), "spec.json", base, "t");
 }
 
 // Expects a one-line UserError containing every needle.
@@ -125,6 +125,18 @@ TEST(SweepSpec, BaselineDefaultsToDriverKnobValuesAndCanBeOverridden) {
       parse(R"J({"workloads": [{"generator": "regular"}], "prefetch": ["tree", "none"],
     "baseline": {"prefetch": "none", "placement": null}})J");
   EXPECT_EQ(s.baseline_text(), "eviction=driver prefetch=none");
+}
+
+TEST(SweepSpec, KnobAxesKeepTheSpecOrder) {
+  const SweepSpec s = parse(R"J({"workloads": [{"generator": "regular"}],
+    "knobs": {"driver.replay_policy": ["batch_flush", "batch"], "driver.prefetch_threshold": [51, 90]}})J");
+  EXPECT_EQ(s.axis_names(),
+            (std::vector<std::string>{"workload", "gpu", "eviction", "prefetch", "placement",
+                                      "driver.replay_policy", "driver.prefetch_threshold",
+                                      "oversub", "seed"}));
+  EXPECT_EQ(s.baseline_text(),
+            "eviction=driver prefetch=tree placement=driver driver.replay_policy=batch_flush "
+            "driver.prefetch_threshold=51");
 }
 
 TEST(SweepSpec, FootprintListExpandsWorkloads) {

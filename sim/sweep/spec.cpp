@@ -79,9 +79,9 @@ bool matches(const ordered_json& axes, const json& pattern) {
 SweepSpec SweepSpec::load(const fs::path& file) {
   std::ifstream in(file);
   if (!in) throw UserError(file.string() + ": cannot open sweep spec");
-  json j;
+  ordered_json j;
   try {
-    j = json::parse(in, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    j = ordered_json::parse(in, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const json::parse_error& e) {
     throw UserError(file.string() + ": not valid JSON (" + e.what() + ")");
   }
@@ -90,8 +90,8 @@ SweepSpec SweepSpec::load(const fs::path& file) {
   return s;
 }
 
-SweepSpec SweepSpec::parse(const json& j, const std::string& where, const fs::path& base_dir,
-                           const std::string& default_name) {
+SweepSpec SweepSpec::parse(const ordered_json& j, const std::string& where,
+                           const fs::path& base_dir, const std::string& default_name) {
   if (!j.is_object()) throw UserError(where + ": expected a JSON object");
   static const std::vector<std::string> keys = {
       "name",      "description", "workloads", "gpus",  "policies", "eviction", "prefetch",

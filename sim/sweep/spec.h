@@ -36,7 +36,8 @@ struct SweepSpec {
 
   /// Reads and validates a spec file. Errors are one-line UserErrors "<file>: <field>: ...".
   static SweepSpec load(const std::filesystem::path& file);
-  static SweepSpec parse(const nlohmann::json& j, const std::string& where,
+  /// Parses a spec object; the order of its "knobs" is the order of the knob axes.
+  static SweepSpec parse(const nlohmann::ordered_json& j, const std::string& where,
                          const std::filesystem::path& base_dir, const std::string& default_name);
 
   /// Axis names in column order: workload, gpu, [policy], eviction, prefetch, placement,
