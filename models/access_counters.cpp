@@ -8,17 +8,19 @@ void AccessCounters::configure(const AccessCounterConfig& cfg) {
   threshold_ = cfg.threshold;
   batch_count_ = cfg.batch_count;
   counters_.assign(cfg.count, Counter{});
+  active_ = cfg.count;
   pending_.clear();
   pending_.reserve(cfg.batch_count);
 }
 
 bool AccessCounters::record(Addr va, std::uint32_t n) {
-  if (!enabled_) return false;
+  if (!enabled_ || active_ == 0) return false;
   const Addr region = va / granularity_;
   const auto sub = static_cast<unsigned>((va % granularity_) / (granularity_ / 32));
   Counter* slot = nullptr;
   Counter* least = &counters_[0];
-  for (auto& c : counters_) {
+  for (std::uint32_t k = 0; k < active_; ++k) {
+    Counter& c = counters_[k];
     if (c.region == region) {
       slot = &c;
       break;

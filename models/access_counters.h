@@ -25,6 +25,19 @@ class AccessCounters {
  public:
   void configure(const AccessCounterConfig& cfg);
   bool enabled() const { return enabled_; }
+  /// Sets the migration mode (the acbm placement policy turns it on with its own settings).
+  void enable_migration(std::uint64_t granularity, std::uint32_t threshold) {
+    enabled_ = true;
+    granularity_ = granularity;
+    threshold_ = threshold;
+  }
+  /// Keeps `n` counters for observed regions (ObservUVM); migration uses the rest.
+  void reserve(std::uint32_t n) {
+    const auto total = static_cast<std::uint32_t>(counters_.size());
+    active_ = total > n ? total - n : 0;
+  }
+  std::uint64_t granularity() const { return granularity_; }
+  std::uint32_t threshold() const { return threshold_; }
   /// Records `n` remote accesses to `va`; returns true if a notification was queued.
   bool record(Addr va, std::uint32_t n);
   std::vector<AccessCounterNotification>& pending() { return pending_; }
@@ -39,6 +52,7 @@ class AccessCounters {
   bool enabled_ = false;
   std::uint64_t granularity_ = 2 << 20;
   std::uint32_t threshold_ = 256, batch_count_ = 256;
+  std::uint32_t active_ = 0;  ///< counters usable for migration
   std::vector<Counter> counters_;
   std::vector<AccessCounterNotification> pending_;
 };

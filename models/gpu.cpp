@@ -11,8 +11,7 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, UvmDriver& driver)
       cfg_(ctx.cfg),
       buffer_(buffer),
       driver_(driver),
-      eviction_(driver.eviction()),
-      notify_accesses_(driver.eviction().wants_access_notifications()) {
+      notify_accesses_(driver.wants_access_notifications()) {
   ps_per_cycle_ = 1e6 / cfg_.gpu.clock_mhz;
   l1_lat_ = cycles(cfg_.tlb.l1_latency_cycles);
   l2_lat_ = cycles(cfg_.tlb.l2_latency_cycles);
@@ -69,6 +68,7 @@ void Gpu::start_tb(std::uint32_t slot, Tick t) {
   TbSlot& s = slots_[slot];
   if (!stream_->next(s.view)) return;
   ++tbs_started_;
+  ++ctx_.position.tbs_started;
   s.active = true;
   s.view.warp_streams(stream_scratch_);
   if (s.view.num_warps > warps_per_tb_) {
@@ -212,11 +212,13 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
     if (local) {
       done = local_access(t + lat, r);
       if (write) b.dirty.set(page);
-      if (notify_accesses_) eviction_.on_access(b, page, t);
     } else {
       done = remote_access(t + lat, r);
-      driver_.on_remote_access(r.va, r.repeat, t);
+      driver_.on_remote_access(b, page, r.va, r.repeat, t);
     }
+    if (notify_accesses_)
+      driver_.on_gpu_access(
+          AccessEvent{b, page, r.va, r.ref_id, r.bytes, r.repeat, r.kind, !local, t});
     s.accesses += r.repeat;
     ks_->accesses += r.repeat;
     return true;
@@ -439,9 +441,12 @@ void Gpu::finish_warp(std::uint32_t wi, Tick t) {
   TbSlot& s = slots_[w.tb_slot];
   end_time_ = std::max(end_time_, t);
   if (--s.warps_left) return;
+  const std::uint64_t tb = s.view.tb_id;
   stream_->release(s.view);
   s.active = false;
   ++tbs_done_;
+  ++ctx_.position.tbs_done;
+  driver_.on_threadblock_end(tb, t);
   if (tbs_started_ < tbs_total_) start_tb(w.tb_slot, t);
 }
 

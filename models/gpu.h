@@ -105,8 +105,7 @@ class Gpu {
   const SimConfig& cfg_;
   FaultBuffer& buffer_;
   UvmDriver& driver_;
-  EvictionPolicy& eviction_;
-  const bool notify_accesses_;
+  const bool notify_accesses_;  ///< a policy wants every access (PolicyBase::on_access)
   double ps_per_cycle_;
   Tick l1_lat_, l2_lat_, walk_lat_, fault_lat_;
 

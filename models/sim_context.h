@@ -2,6 +2,7 @@
 // statistics and the event log. Owned by the Simulator.
 #pragma once
 
+#include "models/program_position.h"
 #include "models/va_space.h"
 #include "sim/config.h"
 #include "sim/event_log.h"
@@ -16,6 +17,7 @@ struct SimContext {
   VaSpace& va;
   Stats& stats;
   EventLog& log;
+  ProgramPosition position{};  ///< kept by the simulator and the GPU model, read by policies
 };
 
 inline Tick ns_to_ps(double ns) { return static_cast<Tick>(ns * kPsPerNs + 0.5); }

@@ -8,23 +8,51 @@
 namespace uvmsim {
 
 namespace {
-PolicyContext policy_ctx(const SimContext& ctx, const std::string& name) {
-  nlohmann::json params = nlohmann::json::object();
-  if (ctx.cfg.policy_params.contains(name)) params = ctx.cfg.policy_params[name];
-  return PolicyContext{ctx.cfg, ctx.va, ctx.cfg.engine.seed, params};
-}
 constexpr const char* kHtod = "htod";
 constexpr const char* kDtoh = "dtoh";
 }  // namespace
 
-UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacity_chunks)
-    : ctx_(ctx), cfg_(ctx.cfg), buffer_(buffer), capacity_chunks_(capacity_chunks) {
-  eviction_ = make_eviction_policy(cfg_.engine.eviction, policy_ctx(ctx, cfg_.engine.eviction));
-  const std::string pf = cfg_.driver.prefetch_enable ? cfg_.engine.prefetch : "none";
-  prefetch_ = make_prefetch_policy(pf, policy_ctx(ctx, pf));
-  placement_ = make_placement_policy(cfg_.engine.placement, policy_ctx(ctx, cfg_.engine.placement));
-  thrashing_.configure(cfg_.thrashing, ctx.va.blocks().size());
+UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacity_chunks,
+                     std::filesystem::path trace_path)
+    : ctx_(ctx),
+      cfg_(ctx.cfg),
+      buffer_(buffer),
+      capacity_chunks_(capacity_chunks),
+      trace_path_(std::move(trace_path)) {
+  const std::size_t nblocks = ctx.va.blocks().size();
+  thrashing_.configure(cfg_.thrashing, nblocks);
   counters_.configure(cfg_.access_counters);
+  resident_pos_.assign(nblocks, ~0u);
+  region_queued_.assign(nblocks, 0);
+  resident_.reserve(std::min<std::uint64_t>(capacity_chunks, nblocks));
+  obs_.configure(cfg_.observe, cfg_.access_counters.count, nblocks, cfg_.engine.seed);
+
+  // Policies are created last: they may use the engine (this) from their constructors.
+  validate_policy_params(cfg_);
+  const PolicyContext base{cfg_, ctx.va, cfg_.engine.seed, nlohmann::json::object(), this};
+  eviction_ = make_eviction_policy(cfg_.engine.eviction, base.for_policy(cfg_.engine.eviction));
+  const std::string pf = cfg_.driver.prefetch_enable ? cfg_.engine.prefetch : "none";
+  prefetch_ = make_prefetch_policy(pf, base.for_policy(pf));
+  placement_ = make_placement_policy(cfg_.engine.placement, base.for_policy(cfg_.engine.placement));
+  bool observing = false;
+  each_policy([&](PolicyBase& p) {
+    if (p.wants_access_notifications()) access_subscribers_.push_back(&p);
+    observing |= p.uses_observability();
+  });
+  if (observing) {
+    // One hardware counter watches each observed region (2 MB granularity, threshold 1).
+    const std::uint64_t want =
+        std::uint64_t{cfg_.observe.max_regions} + cfg_.observe.max_feedback_regions;
+    if (want > cfg_.access_counters.count)
+      throw UserError(
+          "observe.max_regions", "value",
+          "observe.max_regions + observe.max_feedback_regions = " + std::to_string(want) +
+              " exceeds the " + std::to_string(cfg_.access_counters.count) +
+              " hardware access counters (access_counters.count)");
+    obs_.set_active(true);
+    ctx_.stats.observe.active = true;
+    counters_.reserve(static_cast<std::uint32_t>(want));
+  }
   ce_htod_.configure(&cfg_.link.htod, ns_to_ps(cfg_.cost.copy_run_ns));
   ce_dtoh_.configure(&cfg_.link.dtoh, ns_to_ps(cfg_.cost.copy_run_ns));
   batch_.reserve(cfg_.driver.fault_batch_count);
@@ -51,6 +79,7 @@ void UvmDriver::on_remote_access(Addr va, std::uint32_t n, Tick now) {
 }
 
 void UvmDriver::on_driver_wake(Tick now) {
+  clock_ = now;
   wake_scheduled_ = false;
   if (!bh_running_) {
     bh_running_ = true;
@@ -62,6 +91,16 @@ void UvmDriver::on_driver_wake(Tick now) {
 }
 
 void UvmDriver::start_batch(Tick now) {
+  if (policy_work_pending()) {
+    // Observation notifications, region prefetches and observation set-up share the serial
+    // service thread with fault batches. Work that takes no driver time falls through.
+    ServiceTimes st{now, now};
+    if (service_policy_work(st)) {
+      wake_scheduled_ = true;
+      ctx_.queue.schedule(std::max(st.cpu, st.copy_done), EventType::DriverWake);
+      return;
+    }
+  }
   if (!counters_.pending().empty()) {
     // Access-counter notifications have their own servicing path in the driver; it shares the
     // serial service thread with fault batches here.
@@ -149,6 +188,7 @@ void UvmDriver::start_batch(Tick now) {
     i = j;
   }
   log_batch_ = -1;
+  if (obs_.active()) obs_refill_due_ = true;  // evictions and faults changed the candidates
   const Tick end = std::max(st.cpu, st.copy_done);
   s.batch_time_total += end - now;
   if (ctx_.log.enabled()) {
@@ -296,8 +336,10 @@ void UvmDriver::service_block(std::size_t first, std::size_t last, ServiceTimes&
       prefetch.and_not(b.gpu_resident);
     }
     make_resident_gpu(b, faulted, prefetch, HtodCause::Demand, st, &writes);
+    if (obs_.active()) obs_.on_fault(b.id);
+    if (prefetch.any()) each_policy([&](PolicyBase& p) { p.on_prefetch(b, prefetch, st.cpu); });
     for (unsigned p = faulted.find_next(0); p < kPagesPerBlock; p = faulted.find_next(p + 1))
-      eviction_->on_fault(b, p, st.cpu);
+      each_policy([&](PolicyBase& x) { x.on_page_fault(b, p, st.cpu); });
   }
   if (faulted.any() || remote.any() || collapsed) {
     ++b.mapping_gen;  // PTE writes + TLB invalidate
@@ -312,14 +354,15 @@ void UvmDriver::set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
   const bool was_empty = b.gpu_count == 0;
   b.gpu_resident |= pages;
   b.gpu_count = b.gpu_resident.count();
-  if (was_empty && b.gpu_count) eviction_->on_populated(b, now);
+  if (was_empty && b.gpu_count) each_policy([&](PolicyBase& p) { p.on_populated(b, now); });
 }
 
 void UvmDriver::clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
   const bool was_empty = b.gpu_count == 0;
   b.gpu_resident.and_not(pages);
   b.gpu_count = b.gpu_resident.count();
-  if (!was_empty && b.gpu_count == 0 && b.has_chunk) eviction_->on_emptied(b, now);
+  if (!was_empty && b.gpu_count == 0 && b.has_chunk)
+    each_policy([&](PolicyBase& p) { p.on_emptied(b, now); });
 }
 
 void UvmDriver::copy_runs(const VaBlock& b, const PageMask& pages, bool htod, const char* cause,
@@ -339,7 +382,7 @@ void UvmDriver::copy_runs(const VaBlock& b, const PageMask& pages, bool htod, co
 
 unsigned UvmDriver::make_resident_gpu(VaBlock& b, const PageMask& demand, const PageMask& prefetch,
                                       HtodCause demand_cause, ServiceTimes& st,
-                                      const PageMask* writes) {
+                                      const PageMask* writes, bool track_thrashing) {
   PageMask want = demand | prefetch;
   want &= b.valid_mask();
   want.and_not(b.gpu_resident);
@@ -387,7 +430,8 @@ unsigned UvmDriver::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
   }
   if (writes) b.dirty |= (*writes & want);
   set_gpu_resident(b, want, st.cpu);
-  for (unsigned p = want.find_next(0); p < kPagesPerBlock; p = want.find_next(p + 1)) {
+  for (unsigned p = want.find_next(0); track_thrashing && p < kPagesPerBlock;
+       p = want.find_next(p + 1)) {
     if (thrashing_.on_migration(b.id, p, Processor::Gpu, st.cpu)) ++s.thrashing_pages;
   }
   st.copy_done = std::max(st.copy_done, ready);
@@ -413,8 +457,9 @@ Tick UvmDriver::allocate_chunk(VaBlock& b, ServiceTimes& st) {
     if (victim == kNoBlock || victim >= ctx_.va.blocks().size() ||
         !ctx_.va.blocks()[victim].has_chunk || victim == b.id) {
       throw std::logic_error("eviction policy '" + cfg_.engine.eviction +
-                             "' returned no valid victim (capacity " +
-                             std::to_string(capacity_chunks_) + " chunks)");
+                             "' returned no valid victim (" +
+                             (victim == kNoBlock ? std::string("none") : std::to_string(victim)) +
+                             ", capacity " + std::to_string(capacity_chunks_) + " chunks)");
     }
     VaBlock& v = ctx_.va.blocks()[victim];
     ServiceTimes ev{st.cpu + ns_to_ps(cfg_.cost.eviction_ns), st.cpu};
@@ -425,7 +470,9 @@ Tick UvmDriver::allocate_chunk(VaBlock& b, ServiceTimes& st) {
     ready = std::max(ev.cpu, ev.copy_done);
   }
   b.has_chunk = true;
-  eviction_->on_chunk_allocated(b, st.cpu);
+  resident_pos_[b.id] = static_cast<std::uint32_t>(resident_.size());
+  resident_.push_back(b.id);
+  each_policy([&](PolicyBase& p) { p.on_chunk_allocated(b, st.cpu); });
   // block_zero_new_gpu_chunk: every page of the new chunk resident nowhere is zeroed on the GPU.
   PageMask nowhere = minus(minus(b.valid_mask(), b.cpu_resident), b.gpu_resident);
   if (nowhere.any()) {
@@ -469,7 +516,20 @@ void UvmDriver::evict(VaBlock& v, ServiceTimes& st) {
   v.has_chunk = false;
   ++v.mapping_gen;
   // allocated_chunks_ is unchanged: the chunk is handed straight to the requester.
-  eviction_->on_chunk_freed(v, st.cpu);
+  const std::uint32_t pos = resident_pos_[v.id];
+  resident_pos_[resident_.back()] = pos;
+  resident_[pos] = resident_.back();
+  resident_.pop_back();
+  resident_pos_[v.id] = ~0u;
+  // Policies see an observed region's observation during on_eviction ("evicted before being
+  // accessed", negative feedback); it ends right after.
+  each_policy([&](PolicyBase& p) { p.on_eviction(v, st.cpu); });
+  if (obs_.active()) {
+    if (obs_.find(v.id)) drop_observation(v, true);
+    if (const int d = obs_.on_evicted(v.id)) {
+      ++(d > 0 ? s.observe.samples_doubled : s.observe.samples_halved);
+    }
+  }
 }
 
 void UvmDriver::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause cause,
@@ -514,6 +574,7 @@ void UvmDriver::service_access_counters(ServiceTimes& st) {
         pages.set_range(p0, p1);
         pages &= b.cpu_resident;  // only pages resident on the remote owner
         pages.and_not(b.gpu_resident);
+        if (const ObservedRegion* o = obs_.find(b.id)) pages.and_not(o->samples);
         for (unsigned p = pages.find_next(0); p < kPagesPerBlock; p = pages.find_next(p + 1)) {
           if (thrashing_.get_hint(b.id, p, Processor::Gpu, st.cpu) ==
               ThrashingDetector::Hint::Throttle)
@@ -618,6 +679,7 @@ Tick UvmDriver::user_prefetch(Addr va, std::uint64_t size, Processor dest, Tick 
     pages.set_range(p0, p1);
     if (dest == Processor::Gpu) {
       st.cpu += ns_to_ps(cfg_.cost.block_ns);
+      if (obs_.find(b.id)) drop_observation(b, false);
       make_resident_gpu(b, pages, PageMask{}, HtodCause::UserPrefetch, st, nullptr);
       b.remote_mapped.and_not(b.gpu_resident);
       ++b.mapping_gen;
@@ -633,6 +695,7 @@ Tick UvmDriver::user_prefetch(Addr va, std::uint64_t size, Processor dest, Tick 
 void UvmDriver::advise(Addr va, std::uint64_t size, trace::Advice advice, Processor device) {
   using trace::Advice;
   for_each_block_page(va, size, [&](VaBlock& b, unsigned, unsigned) {
+    if (obs_.find(b.id)) drop_observation(b, false);
     switch (advice) {
       case Advice::SetPreferredLocation:
         b.preferred = device == Processor::Cpu ? PreferredLocation::Cpu : PreferredLocation::Gpu;

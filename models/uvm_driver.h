@@ -3,15 +3,20 @@
 // service per 2 MB VA block, flush + replay per the replay policy, strictly serial batches), the
 // make_resident path (chunk allocation, eviction on failure, zero-fill of first-touch pages, copy
 // runs), CPU faults, cudaMemPrefetchAsync, cudaMemAdvise and access-counter servicing. Every
-// eviction / prefetch / placement decision goes through the policies.
+// eviction / prefetch / placement decision goes through the policies, and the driver is the
+// PolicyEngine they talk to: metadata queries and actions, including the sampled-observability
+// mechanism of ObservUVM (§IV-A; models/observability.h) and whole-region prefetches.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "models/access_counters.h"
 #include "models/fault_buffer.h"
+#include "models/observability.h"
 #include "models/sim_context.h"
 #include "models/thrashing.h"
 #include "models/timing.h"
@@ -20,14 +25,16 @@
 
 namespace uvmsim {
 
-class UvmDriver {
+class UvmDriver final : public PolicyEngine {
  public:
-  UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacity_chunks);
-  ~UvmDriver();
+  UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacity_chunks,
+            std::filesystem::path trace_path = {});
+  ~UvmDriver() override;
 
   EvictionPolicy& eviction() { return *eviction_; }
+  PrefetchPolicy& prefetch() { return *prefetch_; }
+  PlacementPolicy& placement() { return *placement_; }
   AccessCounters& access_counters() { return counters_; }
-  std::uint64_t capacity_chunks() const { return capacity_chunks_; }
   std::uint64_t allocated_chunks() const { return allocated_chunks_; }
 
   /// The GMMU appended a fault entry valid at `valid_at`: raise the interrupt if idle.
@@ -36,6 +43,49 @@ class UvmDriver {
   void on_batch_end(std::uint32_t batch, Tick now);
   /// A GPU access went to sysmem over the link (feeds the access counters).
   void on_remote_access(Addr va, std::uint32_t n, Tick now);
+  /// The same for an access to `page` of managed block `b` (observed sample pages see it).
+  void on_remote_access(const VaBlock& b, unsigned page, Addr va, std::uint32_t n, Tick now) {
+    if (obs_.active() && obs_.on_remote_access(b.id, page)) {
+      on_sample_access(n, now);
+      return;
+    }
+    on_remote_access(va, n, now);
+  }
+  /// True if some policy asked for per-access notifications (the GPU then calls on_gpu_access).
+  bool wants_access_notifications() const { return !access_subscribers_.empty(); }
+  void on_gpu_access(const AccessEvent& a) {
+    clock_ = a.now;
+    for (auto* p : access_subscribers_) p->on_access(a);
+  }
+
+  // Program structure, from the simulator (dispatched to every policy).
+  void on_kernel_start(const trace::KernelInfo& k, std::uint32_t launch, std::int32_t iteration,
+                       Tick now);
+  void on_kernel_end(const trace::KernelInfo& k, std::uint32_t launch, std::int32_t iteration,
+                     Tick now);
+  void on_iteration(std::int32_t iteration, Tick now);
+  void on_threadblock_end(std::uint64_t tb, Tick now) {
+    each_policy([&](PolicyBase& p) { p.on_threadblock_end(tb, now); });
+  }
+  /// Final observability numbers and every policy's report() into the statistics.
+  void finish_stats();
+
+  // PolicyEngine: metadata
+  const VaSpace& va_space() const override { return ctx_.va; }
+  std::uint64_t capacity_chunks() const override { return capacity_chunks_; }
+  std::span<const std::uint32_t> resident_regions() const override { return resident_; }
+  std::span<const ObservedRegion> observed_regions() const override { return obs_.regions(); }
+  const ObservedRegion* observation(std::uint32_t block) const override { return obs_.find(block); }
+  std::uint32_t observation_budget(ObservePurpose p) const override {
+    return obs_.active() ? obs_.budget(p) : 0;
+  }
+  unsigned samples_per_region() const override { return obs_.samples(); }
+  const ProgramPosition& position() const override { return ctx_.position; }
+  std::uint64_t fault_batch() const override { return log_batch_ < 0 ? 0 : batch_id_; }
+  const std::filesystem::path& trace_path() const override { return trace_path_; }
+  // PolicyEngine: actions
+  void prefetch_region(std::uint32_t block) override;
+  void enable_access_counter_migration(std::uint64_t granularity, std::uint32_t threshold) override;
 
   // Host-side operations; each returns the time the host continues.
   Tick cpu_access(Addr va, std::uint64_t size, AccessKind kind, Tick t);
@@ -63,7 +113,8 @@ class UvmDriver {
   void service_block(std::size_t first, std::size_t last, ServiceTimes& st, bool& throttled);
   /// Makes `demand | prefetch` resident on the GPU. Returns pages newly resident.
   unsigned make_resident_gpu(VaBlock& b, const PageMask& demand, const PageMask& prefetch,
-                             HtodCause demand_cause, ServiceTimes& st, const PageMask* dirty);
+                             HtodCause demand_cause, ServiceTimes& st, const PageMask* dirty,
+                             bool track_thrashing = true);
   /// Moves `pages` of `b` from the GPU to the CPU (CPU fault, user prefetch to CPU).
   void migrate_to_cpu(VaBlock& b, const PageMask& pages, DtohCause cause, ServiceTimes& st);
   /// Gets a chunk for `b`, evicting if needed. Returns when the chunk is usable.
@@ -72,6 +123,30 @@ class UvmDriver {
   void copy_runs(const VaBlock& b, const PageMask& pages, bool htod, const char* cause, Tick start,
                  ServiceTimes& st, std::uint64_t& bytes_out);
   void service_access_counters(ServiceTimes& st);
+
+  // Policy work on the service thread (uvm_driver_policy.cpp): observation notifications,
+  // queued region prefetches, and topping up observed regions.
+  bool policy_work_pending() const {
+    return !obs_.pending().empty() || !region_queue_.empty() || obs_refill_due_;
+  }
+  /// Returns true if it took driver time.
+  bool service_policy_work(ServiceTimes& st);
+  void service_observations(ServiceTimes& st);
+  void service_region_prefetches(ServiceTimes& st);
+  bool refill_observations(ServiceTimes& st);
+  bool try_observe(std::uint32_t block, ObservePurpose purpose, const PageMask* sample_from,
+                   ServiceTimes& st);
+  /// Ends an observation the driver did not complete (eviction / prefetch / advice): the sample
+  /// pages stay on the host and lose their remote mapping unless something else maps them.
+  void drop_observation(VaBlock& b, bool evicted);
+  void on_sample_access(std::uint32_t n, Tick now);
+  void request_service(Tick now);
+  template <typename F>
+  void each_policy(F&& f) {
+    f(static_cast<PolicyBase&>(*eviction_));
+    f(static_cast<PolicyBase&>(*prefetch_));
+    f(static_cast<PolicyBase&>(*placement_));
+  }
   void set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
   void clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
   template <typename F>
@@ -106,6 +181,17 @@ class UvmDriver {
   std::vector<BatchFault> batch_;
   std::vector<std::uint32_t> utlb_last_;  ///< index in batch_ of each uTLB's last fault
   PageMask scratch_;
+
+  // Policy engine state.
+  std::filesystem::path trace_path_;
+  Observability obs_;
+  bool obs_refill_due_ = false;
+  std::vector<PolicyBase*> access_subscribers_;
+  std::vector<std::uint32_t> resident_;      ///< blocks holding a chunk
+  std::vector<std::uint32_t> resident_pos_;  ///< per block: index in resident_, or ~0
+  std::vector<std::uint32_t> region_queue_;  ///< prefetch_region() requests, in order
+  std::vector<std::uint8_t> region_queued_;  ///< per block
+  Tick clock_ = 0;  ///< time of the latest hook or access notification (for action wake-ups)
 };
 
 }  // namespace uvmsim

@@ -2,23 +2,47 @@
 // policy looked up by name. A policy is one folder under policies/, registered with the macros
 // at the bottom of this file; adding one needs no engine edit (CMake globs policies/).
 //
-// Contract (see docs/policies.md):
-//  * Policies observe the driver through notifications and answer questions; they never mutate
-//    driver state. Block ids index VaSpace::blocks() and are stable for the whole run.
-//  * Notifications are called on the fault-service path, never per GPU access unless the policy
-//    asks for it with wants_access_notifications() (that costs simulation speed).
+// The API mirrors ObservUVM's engine interface (Table I of "Observability-aided GPU Memory
+// Oversubscription", §V-A to §V-C):
+//
+//   upstream (driver -> policy)        here
+//   onPageFault(addr)                  PolicyBase::on_page_fault(block, page, now)
+//   onAccessCounter(addr)              PolicyBase::on_access_counter(block, page, purpose, now)
+//   onEviction(addr)                   PolicyBase::on_eviction(block, now)
+//   onPrefetch(addr, bitmap)           PolicyBase::on_prefetch(block, pages, now)
+//   downstream (policy -> driver)
+//   setEvictionRegion                  EvictionPolicy::select_victim()        (pulled on demand)
+//   setObservabilityCandidate          EvictionPolicy::observability_candidates(sink)
+//   setPrefetchThreshold               PrefetchPolicy::prefetch_threshold()   (the tree's
+//   threshold) setPrefetchRegion                  PolicyEngine::prefetch_region(block)   (an engine
+//   action) setFeedbackCandidate               PrefetchPolicy::feedback_candidates(sink)
+//
+// Every policy of every family receives every upstream event, plus residency bookkeeping
+// (chunk allocated, block populated / emptied), program structure (kernel start / end, host-loop
+// iteration boundaries) and, only if it asks for them, per-access notifications. Policies query
+// engine metadata (resident regions, observed regions, allocation ranges, program position) and
+// request driver actions through the PolicyEngine they get in their PolicyContext.
+//
+// Contract (see docs/policies.md and docs/writing-a-policy.md):
+//  * Policies never mutate driver state directly; they answer questions and request actions.
+//    Block ids index VaSpace::blocks() and are stable for the whole run.
+//  * Notifications run on the fault-service path, never per GPU access unless the policy asks
+//    for it with wants_access_notifications() (that costs simulation speed).
 //  * Policies must be deterministic given their PolicyContext (use ctx.seed for randomness).
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "models/page_mask.h"
+#include "models/program_position.h"
 #include "models/va_space.h"
 #include "sim/config.h"
 #include "sim/types.h"
@@ -27,41 +51,209 @@ namespace uvmsim {
 
 constexpr std::uint32_t kNoBlock = std::numeric_limits<std::uint32_t>::max();
 
+/// Why a region is observed (§IV-A, §IV-B): eviction observability or prefetch feedback. Both use
+/// the same mechanism; they have separate budgets (observe.max_regions,
+/// observe.max_feedback_regions).
+enum class ObservePurpose : std::uint8_t { Eviction = 0, Feedback = 1 };
+const char* to_string(ObservePurpose p);
+
+/// A region currently made observable: `samples` are its 64 KB sample pages (4 KB page mask),
+/// moved to host memory, remote-mapped and watched by an access counter with threshold 1.
+struct ObservedRegion {
+  std::uint32_t block = kNoBlock;
+  ObservePurpose purpose = ObservePurpose::Eviction;
+  Tick since = 0;
+  PageMask samples;
+};
+
+struct KernelEvent {
+  const trace::KernelInfo& kernel;
+  std::uint32_t launch_index;
+  std::int32_t iteration;
+  Tick now;
+};
+
+/// One completed GPU access (opt-in, see PolicyBase::wants_access_notifications).
+struct AccessEvent {
+  const VaBlock& block;
+  unsigned page;  ///< 4 KB page index in the block's 2 MB window
+  Addr va;
+  std::uint32_t ref_id;  ///< static instruction id from the trace (LEU-style per-reference state)
+  std::uint32_t bytes;
+  std::uint32_t repeat;  ///< folded identical accesses
+  AccessKind kind;
+  bool remote;  ///< served over the link (host memory), not from HBM
+  Tick now;
+};
+
+/// Where a policy offers regions for observation. The engine accepts a region only if it can be
+/// observed (GPU-resident, not observed already, has a sample page, budget left).
+class ObservationSink {
+ public:
+  /// Offers `block`; its sample pages are drawn from `sample_from` if given (e.g. the pages a
+  /// prefetch brought in), else from all of its GPU-resident 64 KB pages. Returns false once
+  /// the budget is used up: stop offering then.
+  virtual bool offer(std::uint32_t block, const PageMask* sample_from = nullptr) = 0;
+
+ protected:
+  ~ObservationSink() = default;
+};
+
+/// The engine a policy talks to: ObservUVM's userspace engine (metadata, §V-C) plus the driver's
+/// action interface (§V-A). Implemented by the driver model; unit tests use a fake. Placement
+/// research (reservations, pinning, advice) extends this interface with further actions.
+class PolicyEngine {
+ public:
+  virtual ~PolicyEngine() = default;
+
+  // ---- metadata ----------------------------------------------------------------------------
+  /// Allocation ranges (va_space().ranges()) and VA blocks with their residency state.
+  virtual const VaSpace& va_space() const = 0;
+  /// Usable GPU memory in 2 MB root chunks.
+  virtual std::uint64_t capacity_chunks() const = 0;
+  /// Blocks that currently hold a GPU chunk (GPU-resident regions), in no particular order.
+  virtual std::span<const std::uint32_t> resident_regions() const = 0;
+  /// Regions currently observed (eviction observability and prefetch feedback).
+  virtual std::span<const ObservedRegion> observed_regions() const = 0;
+  /// The region's observation, or nullptr. During on_eviction() of an observed region it is
+  /// still visible (the observation ends right after): "evicted before being accessed".
+  virtual const ObservedRegion* observation(std::uint32_t block) const = 0;
+  bool is_observed(std::uint32_t block) const { return observation(block) != nullptr; }
+  /// Regions of `purpose` that could still be made observable now.
+  virtual std::uint32_t observation_budget(ObservePurpose purpose) const = 0;
+  /// 64 KB pages sampled per observed region (adaptive, §V-D).
+  virtual unsigned samples_per_region() const = 0;
+  virtual const ProgramPosition& position() const = 0;
+  /// Id of the fault batch being serviced (0 outside fault batches).
+  virtual std::uint64_t fault_batch() const = 0;
+  /// The trace being simulated (for oracles that read the program's future).
+  virtual const std::filesystem::path& trace_path() const = 0;
+
+  // ---- actions -----------------------------------------------------------------------------
+  /// setPrefetchRegion: migrate the whole 2 MB region `block` to the GPU at the driver's next
+  /// service point (evicting if needed). Ignored if it is fully resident or already queued.
+  virtual void prefetch_region(std::uint32_t block) = 0;
+  /// Turns on access-counter based migration (ACBM) with this counter granularity (64 KB, 2 MB,
+  /// 16 MB or 16 GB) and threshold; evicted pages are then mapped remotely (§II-B).
+  virtual void enable_access_counter_migration(std::uint64_t granularity,
+                                               std::uint32_t threshold) = 0;
+};
+
+/// Declared parameter of a policy: `--set policy.<policy>.<name>=VALUE`. Values are checked
+/// against the type and range before the policy is created; unknown names are errors.
+struct PolicyKnob {
+  enum class Type : std::uint8_t { Integer, Number, Boolean, Text, Choice };
+  std::string name;
+  Type type = Type::Integer;
+  nlohmann::json default_value;  ///< null: derived at run time, the doc says from what
+  std::string doc;
+  double min = 0, max = 0;           ///< Integer, Number
+  std::vector<std::string> choices;  ///< Choice
+
+  static PolicyKnob integer(std::string name, nlohmann::json def, double lo, double hi,
+                            std::string doc);
+  static PolicyKnob number(std::string name, double def, double lo, double hi, std::string doc);
+  static PolicyKnob boolean(std::string name, bool def, std::string doc);
+  static PolicyKnob text(std::string name, std::string def, std::string doc);
+  static PolicyKnob choice(std::string name, std::string def, std::vector<std::string> choices,
+                           std::string doc);
+  const char* type_name() const;
+  std::string range() const;
+  /// The normalised value, or UserError(where, key, ...) naming the problem.
+  nlohmann::json check(const nlohmann::json& v, const std::string& where,
+                       const std::string& key) const;
+};
+
+/// Engine used when a policy is created without one (stand-alone unit tests): no resident or
+/// observed regions, no budget, actions ignored.
+PolicyEngine& detached_engine(const VaSpace& va);
+
 struct PolicyContext {
   const SimConfig& config;
   const VaSpace& va_space;
   std::uint64_t seed;
-  nlohmann::json params;  ///< this policy's "policy.<name>.*" knobs (object, may be empty)
+  nlohmann::json params;  ///< this policy's knobs, defaults filled in by make_*_policy
+  PolicyEngine* engine_ptr = nullptr;
+
+  PolicyEngine& engine() const { return engine_ptr ? *engine_ptr : detached_engine(va_space); }
+  /// The same context with `name`'s "policy.<name>.*" knobs from the configuration (used by
+  /// meta-policies to create their constituents).
+  PolicyContext for_policy(const std::string& name) const;
 };
 
-/// Chooses which allocated 2 MB root chunk (identified by its VA block) to evict when the
-/// driver needs a chunk and none is free. Eviction happens only on allocation failure.
-class EvictionPolicy {
+/// Upstream events and program-structure hooks every policy may receive. All default to no-ops.
+class PolicyBase {
  public:
-  virtual ~EvictionPolicy() = default;
-  /// A GPU chunk was (re)allocated to block `b` (driver: moves to the tail of the USED list).
-  virtual void on_chunk_allocated(const VaBlock& b, Tick now) = 0;
-  /// Block `b`'s chunk was evicted or released; `b` is no longer a candidate.
-  virtual void on_chunk_freed(const VaBlock& b, Tick now) = 0;
+  virtual ~PolicyBase() = default;
+
+  // ---- Table I upstream events ----------------------------------------------------------------
+  /// onPageFault: a GPU fault on `page` of `b` was serviced (called after residency changed).
+  virtual void on_page_fault(const VaBlock& b, unsigned page, Tick now) {
+    (void)b, (void)page, (void)now;
+  }
+  /// onAccessCounter: the GPU accessed sample page `page` of observed region `b`; the page has
+  /// migrated back and the region is no longer observed.
+  virtual void on_access_counter(const VaBlock& b, unsigned page, ObservePurpose purpose,
+                                 Tick now) {
+    (void)b, (void)page, (void)purpose, (void)now;
+  }
+  /// onEviction: `b`'s chunk was evicted; `b` is no longer GPU-resident.
+  virtual void on_eviction(const VaBlock& b, Tick now) { (void)b, (void)now; }
+  /// onPrefetch: `pages` of `b` were prefetched (tree prefetch of a fault, or a region prefetch).
+  virtual void on_prefetch(const VaBlock& b, const PageMask& pages, Tick now) {
+    (void)b, (void)pages, (void)now;
+  }
+
+  // ---- residency bookkeeping (the driver's root-chunk list events, uvm-driver.md §5) ----------
+  /// A GPU chunk was (re)allocated to `b` (it becomes a GPU-resident region).
+  virtual void on_chunk_allocated(const VaBlock& b, Tick now) { (void)b, (void)now; }
   /// `b` went from no GPU-resident page to some (chunk already allocated).
   virtual void on_populated(const VaBlock& b, Tick now) { (void)b, (void)now; }
   /// `b`'s last GPU-resident page left; its chunk stays allocated.
   virtual void on_emptied(const VaBlock& b, Tick now) { (void)b, (void)now; }
-  /// A fault on page `page` of `b` was serviced (after residency changed).
-  virtual void on_fault(const VaBlock& b, unsigned page, Tick now) {
-    (void)b, (void)page, (void)now;
-  }
-  /// Return true to receive on_access() for every GPU access to a GPU-resident page.
+
+  // ---- program structure ----------------------------------------------------------------------
+  virtual void on_kernel_start(const KernelEvent& k) { (void)k; }
+  virtual void on_kernel_end(const KernelEvent& k) { (void)k; }
+  /// The host-loop iteration index changed (called before the first launch of `iteration`).
+  virtual void on_iteration(std::int32_t iteration, Tick now) { (void)iteration, (void)now; }
+  /// Threadblock `tb` of the current launch completed (threadblocks start in id order and
+  /// complete in any order; PolicyEngine::position() counts them).
+  virtual void on_threadblock_end(std::uint64_t tb, Tick now) { (void)tb, (void)now; }
+
+  // ---- per access (opt-in) --------------------------------------------------------------------
+  /// Return true to receive on_access() for every completed GPU access (costs simulation speed).
   virtual bool wants_access_notifications() const { return false; }
-  virtual void on_access(const VaBlock& b, unsigned page, Tick now) {
-    (void)b, (void)page, (void)now;
+  virtual void on_access(const AccessEvent& a) { (void)a; }
+
+  /// True if the policy offers observability or feedback candidates. When no active policy does,
+  /// the observability mechanism is off and costs nothing.
+  virtual bool uses_observability() const { return false; }
+  /// Policy-specific results for the statistics ("policies" in --stats-out).
+  virtual void report(nlohmann::json& out) const { (void)out; }
+
+  // Older names of the same events, kept so existing callers compile.
+  void on_fault(const VaBlock& b, unsigned page, Tick now) { on_page_fault(b, page, now); }
+  void on_chunk_freed(const VaBlock& b, Tick now) { on_eviction(b, now); }
+  void on_access(const VaBlock& b, unsigned page, Tick now) {
+    on_access(AccessEvent{b, page, b.page_va(page), 0, 0, 1, AccessKind::Read, false, now});
   }
-  /// The block whose chunk to evict, never `requester`; kNoBlock if nothing is evictable.
+};
+
+/// Chooses which allocated 2 MB root chunk (identified by its VA block) to evict when the
+/// driver needs a chunk and none is free. Eviction happens only on allocation failure.
+class EvictionPolicy : public PolicyBase {
+ public:
+  /// setEvictionRegion: the block whose chunk to evict, never `requester`; kNoBlock if nothing
+  /// is evictable.
   virtual std::uint32_t select_victim(std::uint32_t requester, Tick now) = 0;
+  /// setObservabilityCandidate: offer regions to observe, most wanted first. Called at the
+  /// driver's service points (after fault batches and notification batches) while budget is left.
+  virtual void observability_candidates(ObservationSink& sink, Tick now) { (void)sink, (void)now; }
 };
 
 /// Decides which extra pages of a VA block to migrate along with the faulted ones.
-class PrefetchPolicy {
+class PrefetchPolicy : public PolicyBase {
  public:
   struct Request {
     const VaBlock& block;
@@ -71,18 +263,31 @@ class PrefetchPolicy {
     const PageMask& thrashing;         ///< pages the thrashing detector flags
     Tick now;
   };
-  virtual ~PrefetchPolicy() = default;
+  explicit PrefetchPolicy(const PolicyContext& ctx)
+      : default_threshold_(ctx.config.driver.prefetch_threshold) {}
+  /// setPrefetchThreshold: the occupancy threshold (%) of the driver's tree prefetcher.
+  virtual unsigned prefetch_threshold() const { return default_threshold_; }
   /// Adds the pages to prefetch to `out` (cleared by the caller). Pages already resident at the
   /// destination and the faulted pages themselves may be included; the driver drops them.
-  virtual void compute(const Request& req, PageMask& out) = 0;
+  /// Default: the driver's tree prefetcher at prefetch_threshold().
+  virtual void compute(const Request& req, PageMask& out) {
+    tree_prefetch(req, prefetch_threshold(), out);
+  }
+  /// setFeedbackCandidate: offer prefetched regions to observe for feedback (§IV-B).
+  virtual void feedback_candidates(ObservationSink& sink, Tick now) { (void)sink, (void)now; }
+
+  /// The driver's tree-based prefetcher (uvm_perf_prefetch.c, uvm-driver.md §1) at `threshold`.
+  static void tree_prefetch(const Request& req, unsigned threshold, PageMask& out);
+
+ private:
+  unsigned default_threshold_;
 };
 
 /// Chooses where a faulted page goes: migrate to the GPU (the driver's default) or map the
 /// host copy remotely (zero-copy over the link).
-class PlacementPolicy {
+class PlacementPolicy : public PolicyBase {
  public:
   enum class Decision : std::uint8_t { MigrateToGpu, MapRemote };
-  virtual ~PlacementPolicy() = default;
   virtual Decision place(const VaBlock& b, unsigned page, AccessKind kind, Tick now) = 0;
 };
 
@@ -94,15 +299,29 @@ class PolicyRegistry {
     std::string name;
     std::string description;
     Factory make;
+    std::vector<PolicyKnob> knobs;
+    std::vector<std::string> aliases;  ///< filled from alias registrations on lookup
   };
   static bool add(Entry e) {
     entries().push_back(std::move(e));
     return true;
   }
-  static const std::vector<Entry>& all() { return entries(); }
+  /// Registers `alias` as another name of `target` (any registration order).
+  static bool add_alias(std::string alias, std::string target) {
+    aliases().emplace_back(std::move(alias), std::move(target));
+    return true;
+  }
+  static const std::vector<Entry>& all() {
+    resolve_aliases();
+    return entries();
+  }
+  /// By name or alias.
   static const Entry* find(const std::string& name) {
-    for (const auto& e : entries())
+    for (const auto& e : all()) {
       if (e.name == name) return &e;
+      for (const auto& a : e.aliases)
+        if (a == name) return &e;
+    }
     return nullptr;
   }
 
@@ -111,13 +330,32 @@ class PolicyRegistry {
     static std::vector<Entry> v;
     return v;
   }
+  static std::vector<std::pair<std::string, std::string>>& aliases() {
+    static std::vector<std::pair<std::string, std::string>> v;
+    return v;
+  }
+  static void resolve_aliases() {
+    auto& al = aliases();
+    for (auto it = al.begin(); it != al.end();) {
+      bool done = false;
+      for (auto& e : entries()) {
+        if (e.name == it->second) {
+          e.aliases.push_back(it->first);
+          done = true;
+        }
+      }
+      it = done ? al.erase(it) : it + 1;
+    }
+  }
 };
 
 using EvictionRegistry = PolicyRegistry<EvictionPolicy>;
 using PrefetchRegistry = PolicyRegistry<PrefetchPolicy>;
 using PlacementRegistry = PolicyRegistry<PlacementPolicy>;
 
-/// Creates the named policy or throws UserError listing the known names.
+/// Creates the named policy or throws UserError listing the known names. `ctx.params` is
+/// checked against the policy's knobs and completed with their defaults. A prefetch name may
+/// combine policies with '+' ("fdp+rgp"): their masks are united, every event reaches each.
 std::unique_ptr<EvictionPolicy> make_eviction_policy(const std::string& name,
                                                      const PolicyContext& ctx);
 std::unique_ptr<PrefetchPolicy> make_prefetch_policy(const std::string& name,
@@ -125,19 +363,47 @@ std::unique_ptr<PrefetchPolicy> make_prefetch_policy(const std::string& name,
 std::unique_ptr<PlacementPolicy> make_placement_policy(const std::string& name,
                                                        const PolicyContext& ctx);
 
+/// Checks every "policy.<name>.<knob>" of `cfg`: the policy must exist in some family and the
+/// knob must be declared with a valid value. Errors name the file or "--set" it came from.
+void validate_policy_params(const SimConfig& cfg);
+
+/// A named bundle of policies (and their knobs), e.g. the paper's TM++ = tournament + fdp + rgp.
+struct PolicyPreset {
+  std::string name;
+  std::string description;
+  std::string eviction, prefetch, placement;         ///< empty: leave as configured
+  nlohmann::json params = nlohmann::json::object();  ///< {"policy": {"knob": value}}
+};
+bool register_policy_preset(PolicyPreset p);
+const std::vector<PolicyPreset>& policy_presets();
+const PolicyPreset* find_policy_preset(const std::string& name);
+/// Sets engine.eviction / prefetch / placement and the preset's knobs on `cfg`.
+void apply_policy_preset(SimConfig& cfg, const std::string& name, const std::string& where);
+
 }  // namespace uvmsim
 
 #define UVMSIM_CONCAT_(a, b) a##b
 #define UVMSIM_CONCAT(a, b) UVMSIM_CONCAT_(a, b)
-/// Registers `Class` (constructible from `const PolicyContext&`) under `name`.
-#define UVMSIM_REGISTER_POLICY(Registry, name, description, Class)                         \
-  static const bool UVMSIM_CONCAT(uvmsim_registered_, __LINE__) =                          \
-      ::uvmsim::Registry::add({name, description, [](const ::uvmsim::PolicyContext& ctx) { \
-                                 return std::make_unique<Class>(ctx);                      \
-                               }})
-#define UVMSIM_REGISTER_EVICTION(name, description, Class) \
-  UVMSIM_REGISTER_POLICY(EvictionRegistry, name, description, Class)
-#define UVMSIM_REGISTER_PREFETCH(name, description, Class) \
-  UVMSIM_REGISTER_POLICY(PrefetchRegistry, name, description, Class)
-#define UVMSIM_REGISTER_PLACEMENT(name, description, Class) \
-  UVMSIM_REGISTER_POLICY(PlacementRegistry, name, description, Class)
+/// Registers `Class` (constructible from `const PolicyContext&`) under `name`, with its knobs
+/// (PolicyKnob values) as the remaining arguments.
+#define UVMSIM_REGISTER_POLICY(Registry, name, description, Class, ...)                    \
+  static const bool UVMSIM_CONCAT(uvmsim_registered_, __LINE__) = ::uvmsim::Registry::add( \
+      {name,                                                                               \
+       description,                                                                        \
+       [](const ::uvmsim::PolicyContext& ctx) { return std::make_unique<Class>(ctx); },    \
+       std::vector<::uvmsim::PolicyKnob>{__VA_ARGS__},                                     \
+       {}})
+#define UVMSIM_REGISTER_EVICTION(name, description, Class, ...) \
+  UVMSIM_REGISTER_POLICY(EvictionRegistry, name, description, Class __VA_OPT__(, ) __VA_ARGS__)
+#define UVMSIM_REGISTER_PREFETCH(name, description, Class, ...) \
+  UVMSIM_REGISTER_POLICY(PrefetchRegistry, name, description, Class __VA_OPT__(, ) __VA_ARGS__)
+#define UVMSIM_REGISTER_PLACEMENT(name, description, Class, ...) \
+  UVMSIM_REGISTER_POLICY(PlacementRegistry, name, description, Class __VA_OPT__(, ) __VA_ARGS__)
+/// Another name for a registered policy: UVMSIM_REGISTER_ALIAS(EvictionRegistry, "lrm", "driver").
+#define UVMSIM_REGISTER_ALIAS(Registry, alias, target)       \
+  static const bool UVMSIM_CONCAT(uvmsim_alias_, __LINE__) = \
+      ::uvmsim::Registry::add_alias(alias, target)
+/// Registers a policy bundle: UVMSIM_REGISTER_PRESET({"tm++", "...", "tournament", "fdp+rgp"}).
+#define UVMSIM_REGISTER_PRESET(...)                           \
+  static const bool UVMSIM_CONCAT(uvmsim_preset_, __LINE__) = \
+      ::uvmsim::register_policy_preset(::uvmsim::PolicyPreset __VA_ARGS__)

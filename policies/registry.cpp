@@ -1,27 +1,236 @@
+// Policy look-up by name: knob checking and defaults, '+'-combined prefetchers, presets, and the
+// engine stand-in used when a policy is created outside a simulation.
+#include <algorithm>
+#include <map>
+
 #include "policies/policy.h"
+#include "policies/prefetch/combined.h"
 #include "sim/error.h"
 
 namespace uvmsim {
 
+using nlohmann::json;
+
+namespace {
+
+/// Metadata-free engine for policies created stand-alone (unit tests of a single policy).
+class DetachedEngine final : public PolicyEngine {
+ public:
+  explicit DetachedEngine(const VaSpace& va) : va_(&va) {}
+  const VaSpace& va_space() const override { return *va_; }
+  std::uint64_t capacity_chunks() const override { return 0; }
+  std::span<const std::uint32_t> resident_regions() const override { return {}; }
+  std::span<const ObservedRegion> observed_regions() const override { return {}; }
+  const ObservedRegion* observation(std::uint32_t) const override { return nullptr; }
+  std::uint32_t observation_budget(ObservePurpose) const override { return 0; }
+  unsigned samples_per_region() const override { return 1; }
+  const ProgramPosition& position() const override { return pos_; }
+  std::uint64_t fault_batch() const override { return 0; }
+  const std::filesystem::path& trace_path() const override { return path_; }
+  void prefetch_region(std::uint32_t) override {}
+  void enable_access_counter_migration(std::uint64_t, std::uint32_t) override {}
+
+ private:
+  const VaSpace* va_;
+  ProgramPosition pos_;
+  std::filesystem::path path_;
+};
+
+/// All names (canonical and aliases) under which `name` is registered in any family, canonical
+/// first; empty if no family knows it.
+std::vector<std::string> names_of(const std::string& name) {
+  std::vector<std::string> out;
+  auto add = [&](const auto* e) {
+    if (!e) return;
+    for (const auto& n : {e->name}) out.push_back(n);
+    for (const auto& a : e->aliases) out.push_back(a);
+  };
+  add(EvictionRegistry::find(name));
+  add(PrefetchRegistry::find(name));
+  add(PlacementRegistry::find(name));
+  std::vector<std::string> uniq;
+  for (auto& n : out)
+    if (std::find(uniq.begin(), uniq.end(), n) == uniq.end()) uniq.push_back(n);
+  return uniq;
+}
+
+/// The knobs `name` declares in any family.
+std::vector<const PolicyKnob*> knobs_of(const std::string& name) {
+  std::vector<const PolicyKnob*> out;
+  auto add = [&](const auto* e) {
+    if (!e) return;
+    for (const auto& k : e->knobs) {
+      if (std::none_of(out.begin(), out.end(), [&](auto* x) { return x->name == k.name; }))
+        out.push_back(&k);
+    }
+  };
+  add(EvictionRegistry::find(name));
+  add(PrefetchRegistry::find(name));
+  add(PlacementRegistry::find(name));
+  return out;
+}
+
+std::string source_of(const SimConfig& cfg, const std::string& key) {
+  const auto it = cfg.policy_param_source.find(key);
+  return it != cfg.policy_param_source.end() ? it->second : "policy parameters";
+}
+
+[[noreturn]] void unknown_knob(const std::string& where, const std::string& policy,
+                               const std::string& key,
+                               const std::vector<const PolicyKnob*>& knobs) {
+  std::string list;
+  for (const auto* k : knobs) list += (list.empty() ? "" : ", ") + k->name;
+  throw UserError(where, "policy." + policy + "." + key,
+                  "unknown knob of policy '" + policy + "' (" +
+                      (list.empty() ? std::string("it has no knobs")
+                                    : "its knobs: " + list + "; see uvmsim policies") +
+                      ")");
+}
+
+/// `given` checked against `knobs`, with every knob's default filled in.
+json resolve_params(const std::string& policy, const std::vector<PolicyKnob>& knobs,
+                    const json& given, const SimConfig& cfg) {
+  json out = json::object();
+  std::vector<const PolicyKnob*> kp;
+  for (const auto& k : knobs) kp.push_back(&k);
+  if (given.is_object()) {
+    for (const auto& [key, v] : given.items()) {
+      const auto it = std::find_if(knobs.begin(), knobs.end(),
+                                   [&](const PolicyKnob& k) { return k.name == key; });
+      const std::string full = "policy." + policy + "." + key;
+      if (it == knobs.end()) unknown_knob(source_of(cfg, full), policy, key, kp);
+      out[key] = it->check(v, source_of(cfg, full), full);
+    }
+  }
+  for (const auto& k : knobs)
+    if (!out.contains(k.name)) out[k.name] = k.default_value;
+  return out;
+}
+
 template <typename Base>
-static std::unique_ptr<Base> make(const char* family, const std::string& name,
-                                  const PolicyContext& ctx) {
-  if (const auto* e = PolicyRegistry<Base>::find(name)) return e->make(ctx);
-  std::string known;
-  for (const auto& e : PolicyRegistry<Base>::all()) known += (known.empty() ? "" : ", ") + e.name;
-  throw UserError(std::string("--") + family + ": unknown " + family + " policy '" + name +
-                  "' (known: " + known + ")");
+std::unique_ptr<Base> make(const char* family, const std::string& name, const PolicyContext& ctx) {
+  const auto* e = PolicyRegistry<Base>::find(name);
+  if (!e) {
+    std::string known;
+    for (const auto& x : PolicyRegistry<Base>::all()) {
+      known += (known.empty() ? "" : ", ") + x.name;
+      for (const auto& a : x.aliases) known += ", " + a;
+    }
+    throw UserError(std::string("--") + family + ": unknown " + family + " policy '" + name +
+                    "' (known: " + known + ")");
+  }
+  PolicyContext c{ctx.config, ctx.va_space, ctx.seed,
+                  resolve_params(name, e->knobs, ctx.params, ctx.config), ctx.engine_ptr};
+  return e->make(c);
+}
+
+std::vector<PolicyPreset>& presets() {
+  static std::vector<PolicyPreset> v;
+  return v;
+}
+
+}  // namespace
+
+PolicyEngine& detached_engine(const VaSpace& va) {
+  static std::map<const VaSpace*, std::unique_ptr<DetachedEngine>> engines;
+  auto& e = engines[&va];
+  if (!e) e = std::make_unique<DetachedEngine>(va);
+  return *e;
+}
+
+PolicyContext PolicyContext::for_policy(const std::string& name) const {
+  json params = json::object();
+  for (const auto& n : names_of(name)) {
+    if (!config.policy_params.contains(n)) continue;
+    for (const auto& [k, v] : config.policy_params[n].items()) params[k] = v;
+  }
+  return PolicyContext{config, va_space, seed, std::move(params), engine_ptr};
 }
 
 std::unique_ptr<EvictionPolicy> make_eviction_policy(const std::string& n, const PolicyContext& c) {
   return make<EvictionPolicy>("eviction", n, c);
 }
+
 std::unique_ptr<PrefetchPolicy> make_prefetch_policy(const std::string& n, const PolicyContext& c) {
-  return make<PrefetchPolicy>("prefetch", n, c);
+  if (n.find('+') == std::string::npos) return make<PrefetchPolicy>("prefetch", n, c);
+  std::vector<std::unique_ptr<PrefetchPolicy>> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const auto plus = n.find('+', start);
+    const std::string part = n.substr(start, plus == std::string::npos ? n.npos : plus - start);
+    if (part.empty())
+      throw UserError("--prefetch: empty name in combined prefetch policy '" + n + "'");
+    parts.push_back(make<PrefetchPolicy>("prefetch", part, c.for_policy(part)));
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  return combine_prefetch(n, std::move(parts), c);
 }
+
 std::unique_ptr<PlacementPolicy> make_placement_policy(const std::string& n,
                                                        const PolicyContext& c) {
   return make<PlacementPolicy>("placement", n, c);
+}
+
+void validate_policy_params(const SimConfig& cfg) {
+  for (const auto& [policy, section] : cfg.policy_params.items()) {
+    const std::string first_key =
+        section.is_object() && !section.empty() ? section.begin().key() : std::string();
+    const std::string where = source_of(cfg, "policy." + policy + "." + first_key);
+    if (names_of(policy).empty()) {
+      std::string known;
+      for (const auto* fam : {"e", "p", "l"}) {
+        auto add = [&](const auto& all) {
+          for (const auto& e : all)
+            if (known.find(" " + e.name + ",") == std::string::npos) known += " " + e.name + ",";
+        };
+        if (*fam == 'e') add(EvictionRegistry::all());
+        if (*fam == 'p') add(PrefetchRegistry::all());
+        if (*fam == 'l') add(PlacementRegistry::all());
+      }
+      if (!known.empty()) known.pop_back();
+      throw UserError(where, "policy." + policy,
+                      "unknown policy '" + policy + "' (known:" + known + ")");
+    }
+    const auto knobs = knobs_of(policy);
+    if (!section.is_object()) throw UserError(where, "policy." + policy, "expected an object");
+    for (const auto& [key, v] : section.items()) {
+      const std::string full = "policy." + policy + "." + key;
+      const auto it =
+          std::find_if(knobs.begin(), knobs.end(), [&](auto* k) { return k->name == key; });
+      if (it == knobs.end()) unknown_knob(source_of(cfg, full), policy, key, knobs);
+      (*it)->check(v, source_of(cfg, full), full);
+    }
+  }
+}
+
+bool register_policy_preset(PolicyPreset p) {
+  presets().push_back(std::move(p));
+  std::sort(presets().begin(), presets().end(),
+            [](const PolicyPreset& a, const PolicyPreset& b) { return a.name < b.name; });
+  return true;
+}
+
+const std::vector<PolicyPreset>& policy_presets() { return presets(); }
+
+const PolicyPreset* find_policy_preset(const std::string& name) {
+  for (const auto& p : presets())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+void apply_policy_preset(SimConfig& cfg, const std::string& name, const std::string& where) {
+  const PolicyPreset* p = find_policy_preset(name);
+  if (!p) {
+    std::string known;
+    for (const auto& x : presets()) known += (known.empty() ? "" : ", ") + x.name;
+    throw UserError(where + ": unknown policy preset '" + name + "' (known: " + known + ")");
+  }
+  if (!p->eviction.empty()) cfg.set("engine.eviction", p->eviction, where);
+  if (!p->prefetch.empty()) cfg.set("engine.prefetch", p->prefetch, where);
+  if (!p->placement.empty()) cfg.set("engine.placement", p->placement, where);
+  for (const auto& [policy, knobs] : p->params.items())
+    for (const auto& [k, v] : knobs.items()) cfg.set("policy." + policy + "." + k, v, where);
 }
 
 }  // namespace uvmsim

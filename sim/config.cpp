@@ -340,6 +340,25 @@ std::vector<Knob> build_knobs() {
                              "per cudaMemPrefetchAsync call"));
   k.push_back(number<double>("cost.zero_fill_gbps", ACC(cost.zero_fill_gbps), 0, 1e6,
                              "GPU zero-fill rate of new chunks (0 = HBM bandwidth)"));
+  // --- sampled observability (ObservUVM)
+  k.push_back(number<std::uint32_t>("observe.max_regions", ACC(observe.max_regions), 0, 65536,
+                                    "regions observed for eviction at once (paper: 100); with "
+                                    "max_feedback_regions at most access_counters.count"));
+  k.push_back(number<std::uint32_t>("observe.max_feedback_regions",
+                                    ACC(observe.max_feedback_regions), 0, 65536,
+                                    "regions observed for prefetch feedback / triggers at once"));
+  k.push_back(number<std::uint32_t>("observe.samples_per_region", ACC(observe.samples_per_region),
+                                    1, 32,
+                                    "64 KB sample pages per observed 2 MB region (initial)"));
+  k.push_back(boolean("observe.adaptive_samples", ACC(observe.adaptive_samples),
+                      "double/halve samples per region from the re-fault rate of recently "
+                      "evicted regions (paper section V-D)"));
+  k.push_back(number<std::uint32_t>("observe.adapt_window", ACC(observe.adapt_window), 1, 1e6,
+                                    "recently evicted regions tracked; evaluated every window"));
+  k.push_back(number<double>("observe.adapt_grow_fraction", ACC(observe.adapt_grow_fraction), 0, 1,
+                             "re-faulted share of the window above which samples double"));
+  k.push_back(number<double>("observe.adapt_shrink_fraction", ACC(observe.adapt_shrink_fraction), 0,
+                             1, "not-re-faulted share above which samples halve"));
   // --- engine
   k.push_back(number<std::uint64_t>("engine.seed", ACC(engine.seed), 0, 1.8e19,
                                     "seed for randomised policies"));
@@ -376,6 +395,7 @@ void SimConfig::set(const std::string& key, const json& value, const std::string
     if (dot == std::string::npos || dot == 0 || dot + 1 == rest.size())
       bad(where, key, "policy knobs are named policy.<policy>.<param>");
     policy_params[rest.substr(0, dot)][rest.substr(dot + 1)] = value;
+    policy_param_source[key] = where;
     return;
   }
   for (const auto& k : knobs()) {

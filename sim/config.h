@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -96,6 +97,19 @@ struct AccessCounterConfig {
   std::uint32_t batch_count = 256;
 };
 
+/// Sampled observability (ObservUVM §IV-A, §V-A, §V-D): a policy marks a GPU-resident 2 MB region
+/// observable; sample 64 KB pages move to host memory, remote-mapped, watched by an access
+/// counter with threshold 1. Used only when a policy asks for it.
+struct ObservabilityConfig {
+  std::uint32_t max_regions = 100;          ///< regions observed for eviction at once
+  std::uint32_t max_feedback_regions = 32;  ///< regions observed for prefetch feedback at once
+  std::uint32_t samples_per_region = 1;     ///< 64 KB sample pages per region (initial)
+  bool adaptive_samples = true;             ///< §V-D: double / halve from re-fault rate
+  std::uint32_t adapt_window = 100;         ///< recently evicted regions tracked
+  double adapt_grow_fraction = 0.5;         ///< re-faulted share above which samples double
+  double adapt_shrink_fraction = 0.8;       ///< not-re-faulted share above which samples halve
+};
+
 /// Host-side driver costs (ns). Defaults are fitted to the GTX 1080 Ti fault-group timings in
 /// shared/reference/calibration-facts.md; see docs/cost-model.md.
 struct CostConfig {
@@ -131,11 +145,14 @@ struct SimConfig {
   ThrashingConfig thrashing;
   AccessCounterConfig access_counters;
   CostConfig cost;
+  ObservabilityConfig observe;
   EngineConfig engine;
   nlohmann::json policy_params = nlohmann::json::object();  ///< "policy.<name>.<key>" knobs
   /// Where a preset's numbers come from: {"<knob>" or "<group>.*": "<kind>" or {"kind", "source"}}
   /// with kind one of provenance_kinds() (docs/calibration.md, "Presets and provenance").
   nlohmann::json provenance = nlohmann::json::object();
+  /// Where each "policy.<name>.<key>" was set ("--set" or a file), for error messages.
+  std::map<std::string, std::string> policy_param_source;
 
   /// Throws UserError("<where>: <key>: ...") for unknown keys or bad values.
   void set(const std::string& key, const nlohmann::json& value, const std::string& where);

@@ -75,7 +75,7 @@ const Stats& Simulator::run() {
   if (opts_.event_sink) log.set_sink(opts_.event_sink);
   SimContext ctx{cfg_, queue, va, stats_, log};
   FaultBuffer buffer;
-  UvmDriver driver(ctx, buffer, capacity_chunks);
+  UvmDriver driver(ctx, buffer, capacity_chunks, opts_.trace);
   Gpu gpu(ctx, buffer, driver);
 
   const Tick limit = cfg_.engine.max_sim_time_s > 0
@@ -108,6 +108,7 @@ const Stats& Simulator::run() {
   };
 
   trace::HostEvent ev;
+  std::int32_t iteration = -1;
   while (!stats_.truncated && reader.next_host_event(ev)) {
     switch (ev.type) {
       case trace::HostEventType::KernelLaunch: {
@@ -125,6 +126,11 @@ const Stats& Simulator::run() {
         host =
             std::max(host, last_event) + static_cast<Tick>(cfg_.cost.launch_overhead_ns * kPsPerNs);
         ks.start = host;
+        if (ev.iteration != iteration) {
+          iteration = ev.iteration;
+          driver.on_iteration(iteration, host);
+        }
+        driver.on_kernel_start(k, ev.launch_index, ev.iteration, host);
         trace::LaunchStream stream = reader.launch(ev.launch_index);
         gpu.launch(k, stream, host, ks);
         drain();
@@ -133,6 +139,7 @@ const Stats& Simulator::run() {
               "simulation stalled with " + std::to_string(gpu.unfinished_threadblocks()) +
               " threadblocks unfinished in launch " + std::to_string(ev.launch_index));
         ks.end = gpu.end_time();
+        driver.on_kernel_end(k, ev.launch_index, ev.iteration, std::max(ks.end, last_event));
         ks.fault_batches = stats_.fault_batches - batches0;
         stats_.kernels.push_back(ks);
         host = ks.end;
@@ -155,6 +162,7 @@ const Stats& Simulator::run() {
     if (host > limit) stats_.truncated = true;
   }
   drain();
+  driver.finish_stats();
   log.close();
   stats_.sim_time = std::max(host, last_event);
   stats_.wall_seconds =

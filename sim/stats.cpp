@@ -14,6 +14,10 @@ const char* to_string(HtodCause c) {
       return "user_prefetch";
     case HtodCause::AccessCounter:
       return "access_counter";
+    case HtodCause::Observation:
+      return "observation";
+    case HtodCause::RegionPrefetch:
+      return "region_prefetch";
     default:
       return "?";
   }
@@ -27,6 +31,8 @@ const char* to_string(DtohCause c) {
       return "cpu_fault";
     case DtohCause::UserPrefetch:
       return "user_prefetch";
+    case DtohCause::Observation:
+      return "observation";
     default:
       return "?";
   }
@@ -99,6 +105,7 @@ nlohmann::json Stats::to_json() const {
       {"pin_hints", pin_hints},
       {"access_counter_notifications", access_counter_notifications},
       {"access_counter_batches", access_counter_batches},
+      {"region_prefetches", region_prefetches},
       {"batch_time_ns", batch_time_total / kPsPerNs},
       {"mean_batch_time_ns", fault_batches ? batch_time_total / kPsPerNs / fault_batches : 0}};
   json hist = json::array();
@@ -125,6 +132,26 @@ nlohmann::json Stats::to_json() const {
                   {"fault_batches", k.fault_batches}});
   }
   j["kernels"] = ks;
+  const auto by_purpose = [](const std::array<std::uint64_t, 2>& a) {
+    return json{{"eviction", a[0]}, {"feedback", a[1]}, {"total", a[0] + a[1]}};
+  };
+  const auto obs_htod = htod_by_cause[static_cast<std::size_t>(HtodCause::Observation)];
+  const auto obs_dtoh = dtoh_by_cause[static_cast<std::size_t>(DtohCause::Observation)];
+  j["observability"] = {{"active", observe.active},
+                        {"regions", by_purpose(observe.regions)},
+                        {"accessed", by_purpose(observe.accessed)},
+                        {"evicted_unaccessed", by_purpose(observe.evicted_unaccessed)},
+                        {"cancelled", by_purpose(observe.cancelled)},
+                        {"sample_pages", observe.sample_pages},
+                        {"remote_accesses", observe.remote_accesses},
+                        {"max_observed", observe.max_observed},
+                        {"htod_bytes", obs_htod},
+                        {"dtoh_bytes", obs_dtoh},
+                        {"service_time_ns", observe.service_time / kPsPerNs},
+                        {"samples_per_region", observe.samples_per_region},
+                        {"samples_doubled", observe.samples_doubled},
+                        {"samples_halved", observe.samples_halved}};
+  j["policies"] = policy_report;
   j["wall_seconds"] = wall_seconds;
   j["accesses_per_second"] = wall_seconds > 0 ? static_cast<double>(accesses) / wall_seconds : 0;
   return j;

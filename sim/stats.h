@@ -11,8 +11,16 @@
 
 namespace uvmsim {
 
-enum class HtodCause : std::uint8_t { Demand = 0, Prefetch, UserPrefetch, AccessCounter, kCount };
-enum class DtohCause : std::uint8_t { Eviction = 0, CpuFault, UserPrefetch, kCount };
+enum class HtodCause : std::uint8_t {
+  Demand = 0,
+  Prefetch,
+  UserPrefetch,
+  AccessCounter,
+  Observation,     ///< a sampled page migrating back after its notification (ObservUVM)
+  RegionPrefetch,  ///< a whole 2 MB region a policy asked for (setPrefetchRegion)
+  kCount
+};
+enum class DtohCause : std::uint8_t { Eviction = 0, CpuFault, UserPrefetch, Observation, kCount };
 const char* to_string(HtodCause c);
 const char* to_string(DtohCause c);
 
@@ -26,6 +34,22 @@ struct KernelStats {
   std::uint64_t accesses = 0;
   std::uint64_t gpu_faults = 0;
   std::uint64_t fault_batches = 0;
+};
+
+/// Cost and outcome of sampled observability (ObservUVM §IV-A), indexed by ObservePurpose
+/// (0 = eviction observability, 1 = prefetch feedback).
+struct ObservabilityStats {
+  bool active = false;                                ///< a policy used the mechanism
+  std::array<std::uint64_t, 2> regions{};             ///< regions made observable
+  std::array<std::uint64_t, 2> accessed{};            ///< ended by an access-counter notification
+  std::array<std::uint64_t, 2> evicted_unaccessed{};  ///< ended by the region's eviction
+  std::array<std::uint64_t, 2> cancelled{};           ///< ended by user prefetch / advice
+  std::uint64_t sample_pages = 0;     ///< 4 KB pages moved to host memory as samples
+  std::uint64_t remote_accesses = 0;  ///< GPU accesses served by sample pages over the link
+  std::uint64_t max_observed = 0;     ///< most regions observed at once
+  Tick service_time = 0;              ///< driver time spent observing and restoring samples
+  std::uint64_t samples_doubled = 0, samples_halved = 0;
+  std::uint32_t samples_per_region = 0;  ///< at the end of the run
 };
 
 struct Stats {
@@ -68,6 +92,9 @@ struct Stats {
   std::array<std::uint64_t, 16> batch_size_hist{};
   std::uint64_t max_batch_size = 0;
   Tick batch_time_total = 0;
+  std::uint64_t region_prefetches = 0;  ///< whole regions migrated for setPrefetchRegion
+  ObservabilityStats observe;
+  nlohmann::json policy_report = nlohmann::json::object();  ///< PolicyBase::report() per family
   std::vector<KernelStats> kernels;
   Tick sim_time = 0;
   bool truncated = false;  ///< stopped by engine.max_sim_time_s

@@ -17,6 +17,9 @@ const std::vector<Command>& commands() {
       {"policies", "list the registered eviction / prefetch / placement policies", cmd_policies},
       {"calibrate", "fit a GPU preset to measurements of a real GPU; import nvprof/nsys data",
        cmd_calibrate},
+      {"sweep", "run a sweep spec on local cores or Slurm, resumably", cmd_sweep},
+      {"report", "figures and an HTML page from a sweep's results", cmd_report},
+      {"check", "check policy behaviour against an expectation file", cmd_check},
   };
   return cmds;
 }

@@ -1,4 +1,5 @@
 // `uvmsim run`: simulate one trace on one GPU configuration.
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iomanip>
@@ -48,7 +49,8 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
   const auto& m = j["memory"];
   out << "uvmsim run: " << j["trace"]["workload"].get<std::string>() << " on "
       << sim.config().gpu.name << ", eviction=" << sim.config().engine.eviction << ", prefetch="
-      << (sim.config().driver.prefetch_enable ? sim.config().engine.prefetch : "none") << "\n";
+      << (sim.config().driver.prefetch_enable ? sim.config().engine.prefetch : "none")
+      << ", placement=" << sim.config().engine.placement << "\n";
   out << "  memory        : " << format_bytes(m["capacity_bytes"].get<std::uint64_t>())
       << " usable, managed footprint "
       << format_bytes(m["managed_footprint_bytes"].get<std::uint64_t>()) << std::fixed
@@ -68,12 +70,28 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
   out << "  HtoD          : " << format_bytes(s.htod_bytes) << " (demand "
       << format_bytes(s.htod_by_cause[0]) << ", prefetch " << format_bytes(s.htod_by_cause[1])
       << ", user prefetch " << format_bytes(s.htod_by_cause[2]) << ", access counter "
-      << format_bytes(s.htod_by_cause[3]) << ")\n";
+      << format_bytes(s.htod_by_cause[3]) << ", observation "
+      << format_bytes(s.htod_by_cause[static_cast<std::size_t>(HtodCause::Observation)])
+      << ", region prefetch "
+      << format_bytes(s.htod_by_cause[static_cast<std::size_t>(HtodCause::RegionPrefetch)])
+      << ")\n";
   out << "  DtoH          : " << format_bytes(s.dtoh_bytes) << " (eviction "
       << format_bytes(s.dtoh_by_cause[0]) << ", cpu fault " << format_bytes(s.dtoh_by_cause[1])
-      << ", user prefetch " << format_bytes(s.dtoh_by_cause[2]) << ")\n";
+      << ", user prefetch " << format_bytes(s.dtoh_by_cause[2]) << ", observation "
+      << format_bytes(s.dtoh_by_cause[static_cast<std::size_t>(DtohCause::Observation)]) << ")\n";
   out << "  evictions     : " << s.evictions << "   remote accesses: " << s.remote_accesses
       << "   CPU faults: " << s.cpu_faults << "\n";
+  if (s.observe.active) {
+    const auto& o = s.observe;
+    out << "  observability : " << o.regions[0] + o.regions[1] << " regions observed ("
+        << o.regions[0] << " eviction, " << o.regions[1] << " feedback), "
+        << o.accessed[0] + o.accessed[1] << " accessed, "
+        << o.evicted_unaccessed[0] + o.evicted_unaccessed[1] << " evicted unaccessed\n"
+        << "  obs. overhead : " << o.remote_accesses << " remote accesses, "
+        << o.sample_pages * kPageSize / 1024 << " KiB sampled, driver time "
+        << ns_str(o.service_time) << ", samples/region " << o.samples_per_region << "\n";
+  }
+  if (s.region_prefetches) out << "  region prefetches: " << s.region_prefetches << "\n";
   const double l1 = s.l1_tlb_lookups ? 100.0 * s.l1_tlb_hits / s.l1_tlb_lookups : 0;
   const double l2 = s.l2_tlb_lookups ? 100.0 * s.l2_tlb_hits / s.l2_tlb_lookups : 0;
   out << "  TLB hit rate  : L1 " << std::setprecision(1) << l1 << "%, L2 " << l2 << "%\n";
@@ -97,8 +115,10 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
       "eviction", po::value<std::string>(), "eviction policy (uvmsim policies)")(
       "prefetch", po::value<std::string>(), "prefetch policy; 'none' disables prefetching")(
       "placement", po::value<std::string>(), "placement policy")(
-      "set", po::value<std::vector<std::string>>(&sets)->composing(),
-      "override a knob: --set KEY=VALUE (repeatable; see --list-knobs)")(
+      "policy-preset", po::value<std::string>(),
+      "policy bundle, e.g. tm++ (uvmsim policies lists them); --eviction/--prefetch/--set "
+      "given too override it")("set", po::value<std::vector<std::string>>(&sets)->composing(),
+                               "override a knob: --set KEY=VALUE (repeatable; see --list-knobs)")(
       "seed", po::value<std::uint64_t>(), "seed for randomised policies (engine.seed)")(
       "stats-out", po::value<std::string>(), "write statistics + resolved config as JSON")(
       "events-out", po::value<std::string>(), "write batches/migrations/evictions as CSV")(
@@ -118,6 +138,8 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   if (!vm.count("trace")) throw UserError("--trace: required");
 
   SimConfig cfg = SimConfig::from_preset(vm["gpu"].as<std::string>());
+  if (vm.count("policy-preset"))
+    apply_policy_preset(cfg, vm["policy-preset"].as<std::string>(), "--policy-preset");
   if (vm.count("eviction"))
     cfg.set("engine.eviction", vm["eviction"].as<std::string>(), "--eviction");
   if (vm.count("prefetch"))
@@ -126,6 +148,7 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
     cfg.set("engine.placement", vm["placement"].as<std::string>(), "--placement");
   if (vm.count("seed")) cfg.set("engine.seed", vm["seed"].as<std::uint64_t>(), "--seed");
   for (const auto& s : sets) cfg.set_from_string(s, "--set");
+  validate_policy_params(cfg);  // before the (possibly long) run
 
   RunOptions opts;
   opts.trace = vm["trace"].as<std::string>();
@@ -170,7 +193,10 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
 
 int cmd_policies(const Args& args, std::ostream& out, std::ostream&) {
   po::options_description desc(
-      "usage: uvmsim policies [--json]\n\nLists the registered policies by family.\n\noptions");
+      "usage: uvmsim policies [--json]\n\n"
+      "Lists the registered eviction / prefetch / placement policies with their knobs\n"
+      "(--set policy.<name>.<knob>=VALUE) and the policy presets (--policy-preset NAME).\n"
+      "Prefetch policies combine with '+' (e.g. --prefetch fdp+rgp).\n\noptions");
   desc.add_options()("help,h", "show this help")("json", "print as JSON");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
@@ -182,21 +208,67 @@ int cmd_policies(const Args& args, std::ostream& out, std::ostream&) {
   nlohmann::json j;
   auto family = [&](const char* name, const auto& entries) {
     j[name] = nlohmann::json::array();
-    for (const auto& e : entries)
-      j[name].push_back({{"name", e.name}, {"description", e.description}});
+    std::vector<const std::remove_reference_t<decltype(entries[0])>*> sorted;
+    for (const auto& e : entries) sorted.push_back(&e);
+    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->name < b->name; });
+    for (const auto* ep : sorted) {
+      const auto& e = *ep;
+      nlohmann::json knobs = nlohmann::json::array();
+      for (const auto& k : e.knobs)
+        knobs.push_back({{"name", k.name},
+                         {"type", k.type_name()},
+                         {"default", k.default_value},
+                         {"range", k.range()},
+                         {"doc", k.doc}});
+      j[name].push_back({{"name", e.name},
+                         {"aliases", e.aliases},
+                         {"description", e.description},
+                         {"knobs", knobs}});
+    }
   };
   family("eviction", EvictionRegistry::all());
   family("prefetch", PrefetchRegistry::all());
   family("placement", PlacementRegistry::all());
+  j["presets"] = nlohmann::json::array();
+  for (const auto& p : policy_presets())
+    j["presets"].push_back({{"name", p.name},
+                            {"description", p.description},
+                            {"eviction", p.eviction},
+                            {"prefetch", p.prefetch},
+                            {"placement", p.placement},
+                            {"params", p.params}});
   if (vm.count("json")) {
     out << j.dump(2) << "\n";
     return 0;
   }
   for (const char* f : {"eviction", "prefetch", "placement"}) {
     out << f << ":\n";
-    for (const auto& e : j[f])
-      out << "  " << std::left << std::setw(12) << e["name"].get<std::string>()
+    for (const auto& e : j[f]) {
+      std::string name = e["name"].get<std::string>();
+      for (const auto& a : e["aliases"]) name += ", " + a.get<std::string>();
+      out << "  " << std::left << std::setw(14) << name << " "
           << e["description"].get<std::string>() << "\n";
+      for (const auto& k : e["knobs"]) {
+        out << "      " << std::left << std::setw(34)
+            << ("policy." + e["name"].get<std::string>() + "." + k["name"].get<std::string>())
+            << " " << std::setw(8) << k["type"].get<std::string>() << "default "
+            << (k["default"].is_null() ? std::string("(see doc)") : k["default"].dump());
+        if (!k["range"].get<std::string>().empty())
+          out << "  [" << k["range"].get<std::string>() << "]";
+        out << "  " << k["doc"].get<std::string>() << "\n";
+      }
+    }
+  }
+  out << "presets (--policy-preset NAME):\n";
+  for (const auto& p : j["presets"]) {
+    out << "  " << std::left << std::setw(14) << p["name"].get<std::string>() << " "
+        << p["description"].get<std::string>() << "\n      ";
+    for (const char* f : {"eviction", "prefetch", "placement"})
+      if (!p[f].get<std::string>().empty()) out << " " << f << "=" << p[f].get<std::string>();
+    for (const auto& [pol, knobs] : p["params"].items())
+      for (const auto& [k, v] : knobs.items())
+        out << " policy." << pol << "." << k << "=" << v.dump();
+    out << "\n";
   }
   return 0;
 }

@@ -7,7 +7,7 @@ namespace {
 
 class NoPrefetch final : public PrefetchPolicy {
  public:
-  explicit NoPrefetch(const PolicyContext&) {}
+  explicit NoPrefetch(const PolicyContext& ctx) : PrefetchPolicy(ctx) {}
   void compute(const Request&, PageMask&) override {}
 };
 

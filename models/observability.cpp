@@ -1,0 +1,115 @@
+#include "models/observability.h"
+
+#include <algorithm>
+
+namespace uvmsim {
+
+void Observability::configure(const ObservabilityConfig& cfg, std::uint32_t counters,
+                              std::size_t nblocks, std::uint64_t seed) {
+  cfg_ = cfg;
+  counters_ = counters;
+  samples_ = cfg.samples_per_region;
+  regions_.clear();
+  notified_.clear();
+  index_.assign(nblocks, kNone);
+  by_purpose_ = {};
+  pending_.clear();
+  recent_.assign(cfg.adapt_window, Recent{});
+  evicted_seq_.assign(nblocks, 0);
+  evictions_ = 0;
+  rng_.seed(seed ^ 0x6f62736572766521ull);  // "observe!": independent of other seeded streams
+}
+
+std::uint32_t Observability::budget(ObservePurpose p) const {
+  const std::uint32_t cap =
+      p == ObservePurpose::Eviction ? cfg_.max_regions : cfg_.max_feedback_regions;
+  const std::uint32_t used = by_purpose_[static_cast<std::size_t>(p)];
+  const std::uint32_t free_counters =
+      counters_ > regions_.size() ? counters_ - static_cast<std::uint32_t>(regions_.size()) : 0;
+  return std::min(cap > used ? cap - used : 0, free_counters);
+}
+
+PageMask Observability::choose_samples(const VaBlock& b, const PageMask* sample_from) {
+  std::uint32_t eligible[kPagesPerBlock / kPagesPerBigPage];
+  unsigned n = 0;
+  for (unsigned bp = b.first_page / kPagesPerBigPage; bp * kPagesPerBigPage < b.end_page; ++bp) {
+    if (!b.gpu_resident.big_page_any(bp)) continue;
+    if (sample_from) {
+      PageMask big;
+      big.set_range(bp * kPagesPerBigPage, (bp + 1) * kPagesPerBigPage);
+      const PageMask resident = b.gpu_resident & big;
+      if (minus(resident, *sample_from).any()) continue;
+    }
+    eligible[n++] = bp;
+  }
+  PageMask samples;
+  unsigned moved = 0;
+  // Partial Fisher-Yates over the eligible big pages with the raw mt19937_64 output, whose
+  // sequence the standard fixes (the distributions are implementation-defined).
+  for (unsigned i = 0; i < n && i < samples_; ++i) {
+    const unsigned j = i + static_cast<unsigned>(rng_() % (n - i));
+    std::swap(eligible[i], eligible[j]);
+    const unsigned p0 = eligible[i] * kPagesPerBigPage;
+    PageMask big;
+    big.set_range(p0, p0 + kPagesPerBigPage);
+    big &= b.gpu_resident;
+    const unsigned c = big.count();
+    if (moved + c >= b.gpu_count) break;  // the region keeps at least one page on the GPU
+    samples |= big;
+    moved += c;
+  }
+  return samples;
+}
+
+void Observability::start(const VaBlock& b, ObservePurpose purpose, const PageMask& samples,
+                          Tick now) {
+  index_[b.id] = static_cast<std::uint32_t>(regions_.size());
+  regions_.push_back(ObservedRegion{b.id, purpose, now, samples});
+  notified_.push_back(0);
+  ++by_purpose_[static_cast<std::size_t>(purpose)];
+}
+
+ObservedRegion Observability::end(std::uint32_t block) {
+  const std::uint32_t i = index_[block];
+  ObservedRegion r = regions_[i];
+  --by_purpose_[static_cast<std::size_t>(r.purpose)];
+  index_[block] = kNone;
+  if (i + 1 != regions_.size()) {
+    regions_[i] = regions_.back();
+    notified_[i] = notified_.back();
+    index_[regions_[i].block] = i;
+  }
+  regions_.pop_back();
+  notified_.pop_back();
+  return r;
+}
+
+int Observability::on_evicted(std::uint32_t block) {
+  if (!cfg_.adaptive_samples) return 0;
+  const std::uint64_t seq = ++evictions_;
+  const std::size_t w = recent_.size();
+  recent_[(seq - 1) % w] = Recent{block, false};
+  evicted_seq_[block] = seq;
+  if (seq % w) return 0;
+  std::size_t refaulted = 0;
+  for (const auto& r : recent_) refaulted += r.refaulted;
+  const double frac = static_cast<double>(refaulted) / static_cast<double>(w);
+  if (frac > cfg_.adapt_grow_fraction && samples_ < kPagesPerBlock / kPagesPerBigPage) {
+    samples_ *= 2;
+    return 1;
+  }
+  if (1.0 - frac > cfg_.adapt_shrink_fraction && samples_ > 1) {
+    samples_ /= 2;
+    return -1;
+  }
+  return 0;
+}
+
+void Observability::on_fault(std::uint32_t block) {
+  const std::uint64_t seq = evicted_seq_[block];
+  if (seq == 0 || evictions_ - seq >= recent_.size()) return;
+  Recent& r = recent_[(seq - 1) % recent_.size()];
+  if (r.block == block) r.refaulted = true;
+}
+
+}  // namespace uvmsim
