@@ -239,7 +239,12 @@ int cmd_check(const Args& args, std::ostream& out, std::ostream& err) {
         const json spec = expect.contains(m) ? json(expect[m]) : json(nullptr);
         const json got = measured(r.name, m);
         const Verdict v = compare(spec, got, f.tolerance(m));
-        if (update && !v.pass && !got.is_null()) {
+        // --update re-records every value that differs from the measurement, not only failing
+        // ones: values inside a time tolerance would otherwise drift from the model unseen.
+        const bool stale =
+            !v.pass || (spec.is_object() ? spec.contains("value") && spec["value"] != got
+                                         : !spec.is_null() && spec != got);
+        if (update && stale && !got.is_null()) {
           expect[m] = updated(expect.contains(m) ? expect[m] : ordered_json(nullptr), got);
           ++changed;
           rows.push_back({true, r.name, m, v.expected, v.measured + "  (updated)"});
