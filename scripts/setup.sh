@@ -10,7 +10,10 @@ PKGS=(build-essential cmake ninja-build pkg-config
       libboost-dev libboost-program-options-dev
       libzstd-dev nlohmann-json3-dev
       googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format
-      libnlopt-cxx-dev libsqlite3-dev)
+      libnlopt-cxx-dev libsqlite3-dev
+      # uvmsim report draws with matplotlib; the Slurm backend's tests run a real local
+      # cluster (slurmctld + slurmd + munged, started by scripts/slurm-local.sh)
+      python3 python3-matplotlib slurm-wlm munge)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -37,4 +40,7 @@ mkdir -p build/demo
   ./build/uvmsim run --gpu gtx1080ti --trace build/demo/regular.uvt --oversub 50 \
       --stats-out build/demo/regular-oversub50.json --events-out build/demo/regular-oversub50.csv
   echo "stats: build/demo/regular-oversub50.json  events: build/demo/regular-oversub50.csv"
+  echo "== demo: a small sweep (2 workloads x 2 prefetchers x 3 oversubscription levels) and its report =="
+  ./build/uvmsim sweep configs/sweeps/quick.json --out build/demo/sweep-quick
+  ./build/uvmsim report build/demo/sweep-quick
 }

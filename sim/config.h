@@ -153,11 +153,11 @@ struct SimConfig {
   ObservabilityConfig observe;
   EngineConfig engine;
   nlohmann::json policy_params = nlohmann::json::object();  ///< "policy.<name>.<key>" knobs
-  /// Where each "policy.<name>.<key>" was set ("--set" or a file), for error messages.
-  std::map<std::string, std::string> policy_param_source;
   /// Where a preset's numbers come from: {"<knob>" or "<group>.*": "<kind>" or {"kind", "source"}}
   /// with kind one of provenance_kinds() (docs/calibration.md, "Presets and provenance").
   nlohmann::json provenance = nlohmann::json::object();
+  /// Where each "policy.<name>.<key>" was set ("--set" or a file), for error messages.
+  std::map<std::string, std::string> policy_param_source;
 
   /// Throws UserError("<where>: <key>: ...") for unknown keys or bad values.
   void set(const std::string& key, const nlohmann::json& value, const std::string& where);

@@ -15,4 +15,10 @@ class UserError : public std::runtime_error {
       : std::runtime_error(where + ": " + field + ": " + msg) {}
 };
 
+/// Throws UserError(where, field, msg): "<where>: <field>: <msg>".
+[[noreturn]] inline void field_error(const std::string& where, const std::string& field,
+                                     const std::string& msg) {
+  throw UserError(where, field, msg);
+}
+
 }  // namespace uvmsim

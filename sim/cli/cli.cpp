@@ -18,6 +18,9 @@ const std::vector<Command>& commands() {
       {"analyze", "derive access hints from a trace by profiling it (for --hints)", cmd_analyze},
       {"calibrate", "fit a GPU preset to measurements of a real GPU; import nvprof/nsys data",
        cmd_calibrate},
+      {"sweep", "run a sweep spec on local cores or Slurm, resumably", cmd_sweep},
+      {"report", "figures and an HTML page from a sweep's results", cmd_report},
+      {"check", "check policy behaviour against an expectation file", cmd_check},
   };
   return cmds;
 }

@@ -24,6 +24,9 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_policies(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_analyze(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_calibrate(const Args& args, std::ostream& out, std::ostream& err);
+int cmd_sweep(const Args& args, std::ostream& out, std::ostream& err);
+int cmd_report(const Args& args, std::ostream& out, std::ostream& err);
+int cmd_check(const Args& args, std::ostream& out, std::ostream& err);
 
 const std::vector<Command>& commands();
 

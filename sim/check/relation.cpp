@@ -1,0 +1,210 @@
+#include "sim/check/relation.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "sim/error.h"
+
+namespace uvmsim::check {
+
+struct Relation::Node {
+  enum class Kind { Number, Ref, Binary } kind = Kind::Number;
+  double number = 0;
+  std::size_t ref = 0;  ///< index into refs_
+  char op = 0;
+  std::shared_ptr<const Node> a, b;
+};
+
+namespace {
+
+class Parser {
+ public:
+  Parser(const std::string& text, const std::string& where, std::vector<Relation::Ref>& refs)
+      : s_(text), where_(where), refs_(refs) {}
+
+  using NodeP = std::shared_ptr<const Relation::Node>;
+
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw UserError(where_ + ": " + msg + " at column " + std::to_string(pos_ + 1) + " of \"" + s_ +
+                    "\"");
+  }
+  void skip() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  bool eat(char c) {
+    skip();
+    if (pos_ < s_.size() && s_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  bool at_end() {
+    skip();
+    return pos_ >= s_.size();
+  }
+
+  std::string comparison() {
+    skip();
+    for (const char* op : {"<=", ">=", "==", "!=", "<", ">"}) {
+      const std::string o = op;
+      if (s_.compare(pos_, o.size(), o) == 0) {
+        pos_ += o.size();
+        return o;
+      }
+    }
+    fail("expected a comparison (<, <=, >, >=, ==, !=)");
+  }
+
+  NodeP sum() { return chain("+-", &Parser::product); }
+
+ private:
+  // Left-associative chain of `next` operands joined by the operators in `ops`.
+  NodeP chain(const char* ops, NodeP (Parser::*next)()) {
+    NodeP n = (this->*next)();
+    for (;;) {
+      skip();
+      if (pos_ >= s_.size() || !std::strchr(ops, s_[pos_])) return n;
+      auto b = std::make_shared<Relation::Node>();
+      b->kind = Relation::Node::Kind::Binary;
+      b->op = s_[pos_++];
+      b->a = std::move(n);
+      b->b = (this->*next)();
+      n = std::move(b);
+    }
+  }
+  NodeP product() { return chain("*/", &Parser::factor); }
+  NodeP factor() {
+    skip();
+    if (pos_ >= s_.size()) fail("unexpected end");
+    const char c = s_[pos_];
+    if (c == '(') {
+      ++pos_;
+      NodeP n = sum();
+      if (!eat(')')) fail("expected ')'");
+      return n;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+      const char* begin = s_.c_str() + pos_;
+      char* end = nullptr;
+      const double v = std::strtod(begin, &end);
+      if (end == begin) fail("bad number");
+      pos_ += static_cast<std::size_t>(end - begin);
+      auto n = std::make_shared<Relation::Node>();
+      n->number = v;
+      return n;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      const std::size_t start = pos_;
+      while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
+                                  s_[pos_] == '_' || s_[pos_] == '.'))
+        ++pos_;
+      const std::string metric = s_.substr(start, pos_ - start);
+      if (!eat('(')) fail("expected '(' and a run name after metric '" + metric + "'");
+      const std::size_t rs = pos_;
+      while (pos_ < s_.size() && s_[pos_] != ')') ++pos_;
+      if (pos_ >= s_.size()) fail("expected ')' after the run name");
+      std::string run = s_.substr(rs, pos_ - rs);
+      while (!run.empty() && std::isspace(static_cast<unsigned char>(run.back()))) run.pop_back();
+      while (!run.empty() && std::isspace(static_cast<unsigned char>(run.front()))) run.erase(0, 1);
+      if (run.empty()) fail("empty run name");
+      ++pos_;
+      refs_.push_back({metric, run});
+      auto n = std::make_shared<Relation::Node>();
+      n->kind = Relation::Node::Kind::Ref;
+      n->ref = refs_.size() - 1;
+      return n;
+    }
+    fail(std::string("unexpected '") + c + "'");
+  }
+
+  const std::string& s_;
+  const std::string& where_;
+  std::vector<Relation::Ref>& refs_;
+  std::size_t pos_ = 0;
+};
+
+// `in_product`: the node is an operand of * or /, so a sum needs parentheses to read right.
+double eval(const Relation::Node& n, const std::vector<double>& vals, std::string& shown,
+            bool in_product = false) {
+  switch (n.kind) {
+    case Relation::Node::Kind::Number:
+      shown += format_number(n.number);
+      return n.number;
+    case Relation::Node::Kind::Ref:
+      shown += format_number(vals[n.ref]);
+      return vals[n.ref];
+    case Relation::Node::Kind::Binary: {
+      const bool product = n.op == '*' || n.op == '/';
+      const bool paren = in_product && !product;
+      if (paren) shown += "(";
+      const double a = eval(*n.a, vals, shown, product);
+      shown += std::string(" ") + n.op + " ";
+      const double b = eval(*n.b, vals, shown, product || n.op == '-');
+      if (paren) shown += ")";
+      switch (n.op) {
+        case '+':
+          return a + b;
+        case '-':
+          return a - b;
+        case '*':
+          return a * b;
+        default:
+          return a / b;
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string format_number(double v) {
+  char buf[64];
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+  }
+  return buf;
+}
+
+Relation Relation::parse(const std::string& text, const std::string& where) {
+  Relation r;
+  r.text_ = text;
+  Parser p(text, where, r.refs_);
+  r.lhs_ = p.sum();
+  r.op_ = p.comparison();
+  r.rhs_ = p.sum();
+  if (!p.at_end()) p.fail("unexpected text after the relation");
+  if (r.refs_.empty()) p.fail("a relation must read at least one metric(run)");
+  return r;
+}
+
+Relation::Outcome Relation::evaluate(const std::function<double(const Ref&)>& value) const {
+  std::vector<double> vals;
+  for (const auto& r : refs_) vals.push_back(value(r));
+  Outcome o;
+  o.lhs = eval(*lhs_, vals, o.shown);
+  o.shown += " " + op_ + " ";
+  o.rhs = eval(*rhs_, vals, o.shown);
+  const double a = o.lhs, b = o.rhs;
+  if (op_ == "<")
+    o.holds = a < b;
+  else if (op_ == "<=")
+    o.holds = a <= b;
+  else if (op_ == ">")
+    o.holds = a > b;
+  else if (op_ == ">=")
+    o.holds = a >= b;
+  else if (op_ == "==")
+    o.holds = a == b;
+  else
+    o.holds = a != b;
+  return o;
+}
+
+}  // namespace uvmsim::check

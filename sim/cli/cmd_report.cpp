@@ -1,0 +1,106 @@
+// `uvmsim report DIR`: paper-style figures (PNG + SVG) and an index.html from a sweep's
+// results.csv, drawn by scripts/uvmsim_report.py with Debian's matplotlib (docs/sweeps.md).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <ostream>
+
+#include <boost/program_options.hpp>
+
+#include "sim/cli/commands.h"
+#include "sim/error.h"
+#include "sim/sweep/process.h"
+
+namespace uvmsim::cli {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The plotting script: next to the binary's source tree, or an installed copy.
+fs::path find_script() {
+  std::vector<fs::path> candidates;
+  if (const char* s = std::getenv("UVMSIM_REPORT_SCRIPT"); s && *s) return s;
+  candidates.push_back(fs::path(UVMSIM_SOURCE_DIR) / "scripts" / "uvmsim_report.py");
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back(exe.parent_path() / ".." / "scripts" / "uvmsim_report.py");
+    candidates.push_back(exe.parent_path() / ".." / "share" / "uvmsim" / "uvmsim_report.py");
+  }
+  for (const auto& c : candidates)
+    if (fs::exists(c, ec)) return c;
+  throw UserError("cannot find uvmsim_report.py (looked in " + candidates.front().string() +
+                  "); set UVMSIM_REPORT_SCRIPT or --script");
+}
+
+std::string last_line(std::string s) {
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  const auto nl = s.rfind('\n');
+  return nl == std::string::npos ? s : s.substr(nl + 1);
+}
+
+}  // namespace
+
+int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
+  po::options_description desc(
+      "usage: uvmsim report DIR [--out DIR] [--python PATH]\n\n"
+      "Draws paper-style figures from a sweep's results (DIR/results.csv, DIR/sweep.json):\n"
+      "normalized runtime per workload and policy with a geomean group, page faults,\n"
+      "evictions, host-link traffic by cause, and runtime vs oversubscription, each as PNG and\n"
+      "SVG, plus an index.html that shows them. Needs python3 with matplotlib (Debian:\n"
+      "python3-matplotlib, installed by scripts/setup.sh).\n\noptions");
+  desc.add_options()("help,h", "show this help")("out,o", po::value<std::string>(),
+                                                 "output directory (default: DIR/report)")(
+      "python", po::value<std::string>(),
+      "Python interpreter with matplotlib (default: $UVMSIM_PYTHON, else /usr/bin/python3)")(
+      "script", po::value<std::string>(),
+      "plotting script (default: $UVMSIM_REPORT_SCRIPT, else scripts/uvmsim_report.py)");
+  po::options_description hidden;
+  hidden.add_options()("dir", po::value<std::string>());
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description pos;
+  pos.add("dir", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    out << desc << "\n";
+    return 0;
+  }
+  if (!vm.count("dir")) throw UserError("missing sweep directory (uvmsim report DIR)");
+  const fs::path dir = vm["dir"].as<std::string>();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw UserError(dir.string() + ": not a directory");
+  if (!fs::exists(dir / "results.csv", ec))
+    throw UserError((dir / "results.csv").string() + ": not found (run `uvmsim sweep SPEC --out " +
+                    dir.string() + "` first)");
+  const fs::path report = vm.count("out") ? fs::path(vm["out"].as<std::string>()) : dir / "report";
+
+  std::string python = "/usr/bin/python3";
+  if (const char* p = std::getenv("UVMSIM_PYTHON"); p && *p) python = p;
+  if (vm.count("python")) python = vm["python"].as<std::string>();
+  if (::access(python.c_str(), X_OK) != 0)
+    throw UserError(python + ": Python interpreter not found (set --python or UVMSIM_PYTHON)");
+  const fs::path script =
+      vm.count("script") ? fs::path(vm["script"].as<std::string>()) : find_script();
+  if (!fs::exists(script, ec)) throw UserError(script.string() + ": plotting script not found");
+
+  const sweep::Captured probe = sweep::run_capture({python, "-c", "import matplotlib, numpy"});
+  if (!probe.status.ok())
+    throw UserError(python + ": matplotlib is not available (" + last_line(probe.output) +
+                    "); install python3-matplotlib (bash scripts/setup.sh --deps-only) or point "
+                    "--python / UVMSIM_PYTHON at an interpreter that has it");
+  const sweep::Captured r =
+      sweep::run_capture({python, script.string(), dir.string(), report.string()});
+  if (!r.status.ok())
+    throw UserError(script.string() + ": " + r.status.describe() + ": " + last_line(r.output));
+  out << r.output;
+  out << "report: " << (report / "index.html").string() << "\n";
+  return 0;
+}
+
+}  // namespace uvmsim::cli

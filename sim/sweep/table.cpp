@@ -1,0 +1,176 @@
+#include "sim/sweep/table.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "sim/sweep/files.h"
+
+namespace uvmsim::sweep {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  for (const auto& [k, v] : j.items()) {
+    const std::string name = prefix.empty() ? k : prefix + "." + k;
+    if (name == "config" || name == "kernels" || name == "batch_size_histogram" ||
+        name == "trace.path")
+      continue;
+    if (v.is_object()) {
+      flatten(v, name, out);
+    } else if (!v.is_array()) {
+      out[name] = v;
+    }
+  }
+}
+
+std::string cell(const json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) return csv_field(v.get<std::string>());
+  return v.dump();
+}
+
+// Axis values as a lookup key; numbers compare by value (50 and 50.0 are the same level).
+std::string axes_key(const ordered_json& axes) {
+  json k = json::object();
+  for (const auto& [name, v] : axes.items())
+    k[name] = v.is_number() ? json(v.get<double>()) : json(v);
+  return k.dump();
+}
+
+// The metric columns that lead the table, in this order; the rest follow alphabetically.
+const std::vector<std::string> kLeading = {"sim_time_ns",   "kernel_time_ns", "gpu_faults",
+                                           "fault_batches", "evictions",      "htod_bytes",
+                                           "dtoh_bytes"};
+// Normalized columns: name, metric, reference.
+struct Norm {
+  const char* column;
+  const char* metric;
+  bool vs_oversub0;  ///< reference: same point at 0 % oversubscription (else the baseline)
+  bool inverse;      ///< reference / value (a speedup) instead of value / reference
+};
+const Norm kNorms[] = {{"runtime_vs_baseline", "sim_time_ns", false, false},
+                       {"speedup_vs_baseline", "sim_time_ns", false, true},
+                       {"gpu_faults_vs_baseline", "gpu_faults", false, false},
+                       {"htod_bytes_vs_baseline", "htod_bytes", false, false},
+                       {"runtime_vs_oversub0", "sim_time_ns", true, false}};
+
+}  // namespace
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+std::map<std::string, json> flatten_metrics(const json& stats) {
+  std::map<std::string, json> m;
+  flatten(stats, "", m);
+  if (stats.contains("kernels") && stats["kernels"].is_array()) {
+    double k = 0;
+    for (const auto& x : stats["kernels"]) k += x.value("time_ns", 0.0);
+    m["kernel_time_ns"] = k;
+  }
+  return m;
+}
+
+std::size_t write_results_csv(const std::vector<std::string>& axes, const ordered_json& baseline,
+                              const std::vector<PointSpec>& points, const ResultStore& store,
+                              const fs::path& csv) {
+  struct Row {
+    const PointSpec* p;
+    std::string status, error;
+    std::map<std::string, json> metrics;
+  };
+  std::vector<Row> rows;
+  std::map<std::string, std::size_t> by_axes;
+  std::set<std::string> metric_names;
+  std::size_t with_result = 0;
+  for (const auto& p : points) {
+    Row r{&p, "pending", "", {}};
+    if (auto res = store.load_result(p)) {
+      r.status = "ok";
+      r.metrics = flatten_metrics((*res)["stats"]);
+      for (const auto& [k, v] : r.metrics) metric_names.insert(k);
+      ++with_result;
+    } else if (auto f = store.load_failure(p.id)) {
+      r.status = "failed";
+      r.error = f->value("error", "");
+    }
+    by_axes[axes_key(p.axes)] = rows.size();
+    rows.push_back(std::move(r));
+  }
+
+  std::vector<std::string> metric_cols;
+  for (const auto& m : kLeading)
+    if (metric_names.count(m)) metric_cols.push_back(m);
+  std::vector<std::string> rest;
+  for (const auto& m : metric_names)
+    if (std::find(kLeading.begin(), kLeading.end(), m) == kLeading.end()) rest.push_back(m);
+
+  std::ostringstream o;
+  o << "id,status,label";
+  for (const auto& a : axes) o << "," << csv_field(a);
+  for (const auto& m : metric_cols) o << "," << m;
+  for (const auto& n : kNorms) o << "," << n.column;
+  o << ",baseline_id";
+  for (const auto& m : rest) o << "," << csv_field(m);
+  o << ",error\n";
+
+  auto metric = [](const Row& r, const std::string& name) -> std::optional<double> {
+    if (r.status != "ok") return std::nullopt;
+    auto it = r.metrics.find(name);
+    if (it == r.metrics.end() || !it->second.is_number()) return std::nullopt;
+    return it->second.get<double>();
+  };
+  auto reference = [&](const Row& r, bool vs_oversub0) -> const Row* {
+    ordered_json a = r.p->axes;
+    if (vs_oversub0) {
+      if (a["oversub"].is_null()) return nullptr;
+      a["oversub"] = 0;
+    } else {
+      for (const auto& [k, v] : baseline.items())
+        if (a.contains(k)) a[k] = v;
+    }
+    auto it = by_axes.find(axes_key(a));
+    return it == by_axes.end() ? nullptr : &rows[it->second];
+  };
+
+  for (const auto& r : rows) {
+    o << r.p->id << "," << r.status << "," << csv_field(r.p->label);
+    for (const auto& a : axes) o << "," << (r.p->axes.contains(a) ? cell(json(r.p->axes[a])) : "");
+    for (const auto& m : metric_cols) {
+      auto it = r.metrics.find(m);
+      o << "," << (it == r.metrics.end() ? "" : cell(it->second));
+    }
+    for (const auto& n : kNorms) {
+      o << ",";
+      const Row* ref = reference(r, n.vs_oversub0);
+      if (!ref) continue;
+      const auto v = metric(r, n.metric), b = metric(*ref, n.metric);
+      if (!v || !b) continue;
+      const double num = n.inverse ? *b : *v, den = n.inverse ? *v : *b;
+      if (den > 0) o << json(num / den).dump();
+    }
+    const Row* base = reference(r, false);
+    o << "," << (base ? base->p->id : "");
+    for (const auto& m : rest) {
+      auto it = r.metrics.find(m);
+      o << "," << (it == r.metrics.end() ? "" : cell(it->second));
+    }
+    o << "," << csv_field(r.error) << "\n";
+  }
+  write_atomic(csv, o.str());
+  return with_result;
+}
+
+}  // namespace uvmsim::sweep

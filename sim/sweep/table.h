@@ -1,0 +1,32 @@
+// The aggregated, tidy results table of a sweep: one CSV row per point, one column per axis and
+// per metric, plus normalized columns as the papers report them (docs/sweeps.md, "results.csv").
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/sweep/point.h"
+#include "sim/sweep/results.h"
+
+namespace uvmsim::sweep {
+
+/// The scalar metrics of a result's "stats", flattened with dotted names ("tlb.l1_hit_rate"),
+/// plus the derived "kernel_time_ns" (sum of kernel durations). Leaves out the configuration,
+/// per-kernel records, the batch histogram and the trace path.
+std::map<std::string, nlohmann::json> flatten_metrics(const nlohmann::json& stats);
+
+/// Writes `csv` atomically. `axes` are the axis columns in order; `baseline` overrides axes to
+/// find each point's reference point for the *_vs_baseline columns. Returns the number of rows
+/// with a result.
+std::size_t write_results_csv(const std::vector<std::string>& axes,
+                              const nlohmann::ordered_json& baseline,
+                              const std::vector<PointSpec>& points, const ResultStore& store,
+                              const std::filesystem::path& csv);
+
+/// RFC 4180 quoting of one field.
+std::string csv_field(const std::string& s);
+
+}  // namespace uvmsim::sweep

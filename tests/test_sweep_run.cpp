@@ -1,0 +1,425 @@
+// `uvmsim sweep`, `uvmsim report` and `uvmsim check` end to end, as a user runs them: the real
+// binary as a child process (sweeps spawn workers, and these tests kill sweeps mid-run).
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "policies/policy.h"
+#include "sim/check/expectations.h"
+#include "sim/sweep/results.h"
+#include "sim/sweep/spec.h"
+#include "sim/units.h"
+#include "tests/sweep_test_util.h"
+#include "tests/test_util.h"
+
+namespace uvmsim {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::TempDir;
+using test::uvmsim;
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// 2 workloads x 2 prefetchers x 2 oversubscription levels of 8 MB page-touch kernels.
+constexpr const char* kSmallSpec = R"J({
+  "name": "small",
+  "workloads": [{"name": "regular", "generator": "regular", "footprint": "8M", "params": {"init": "cpu"}},
+                {"name": "random", "generator": "random", "footprint": "8M", "params": {"init": "cpu"}}],
+  "prefetch": ["tree", "none"],
+  "oversub": [0, 50]
+})J";
+
+std::vector<sweep::PointSpec> points_of(const std::string& spec, const fs::path& out) {
+  return sweep::SweepSpec::load(spec).expand(fs::absolute(out) / "traces");
+}
+
+std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(test::read_text(path));
+  std::string line;
+  while (std::getline(in, line)) rows.push_back(split(line, ','));
+  return rows;
+}
+
+TEST(SweepRun, LocalSweepMatchesUvmsimRunAndRerunSkipsFinishedPoints) {
+  TempDir d;
+  const std::string spec = d.file("small.json"), out = d.file("out");
+  test::write_text(spec, kSmallSpec);
+  auto r = uvmsim({"sweep", spec, "--out", out, "--jobs", "2"});
+  ASSERT_EQ(r.status.code, 0) << r.output;
+  EXPECT_TRUE(
+      contains(r.output, "sweep small: 8 point(s): 8 finished now, 0 already done, 0 failed"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "generating 2 trace(s)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "[8/8] ok")) << r.output;  // not a terminal: one line per point
+  EXPECT_EQ(test::count_json(fs::path(out) / "points"), 8u);
+  EXPECT_EQ(test::count_json(fs::path(out) / "failed"), 0u);
+
+  // Every point's statistics are exactly those of `uvmsim run` with the same settings.
+  const auto pts = points_of(spec, out);
+  const sweep::ResultStore store(out);
+  for (const auto& p : pts) {
+    const auto res = store.load_result(p);
+    ASSERT_TRUE(res) << p.label;
+    EXPECT_EQ((*res)["stats"]["config"]["engine"]["prefetch"], p.axes["prefetch"]);
+  }
+  const auto& p = pts[7];  // random, prefetch none, 50 %
+  ASSERT_EQ(p.label, "random prefetch=none oversub=50");
+  r = uvmsim({"run", "--gpu", "gtx1080ti", "--trace", p.trace.string(), "--prefetch", "none",
+              "--oversub", "50", "--stats-out", d.file("run.json"), "-q"});
+  ASSERT_EQ(r.status.code, 0) << r.output;
+  json run = test::read_json(d.file("run.json"));
+  run["trace"].erase("path");
+  run.erase("wall_seconds");
+  run.erase("accesses_per_second");
+  EXPECT_EQ(test::stable_stats(*store.load_result(p)), run);
+
+  // The table: one row per point, axes and metrics as columns.
+  const auto rows = csv_rows(out + "/results.csv");
+  ASSERT_EQ(rows.size(), 9u);
+  std::set<std::string> ids;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    ids.insert(rows[i][0]);
+    EXPECT_EQ(rows[i][1], "ok");
+  }
+  EXPECT_EQ(ids.size(), 8u);
+
+  // Rerunning skips every finished point and leaves the result files untouched.
+  const std::string before = test::read_text(store.result_path(p.id));
+  r = uvmsim({"sweep", spec, "--out", out});
+  ASSERT_EQ(r.status.code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "8 point(s): 0 finished now, 8 already done, 0 failed"))
+      << r.output;
+  EXPECT_EQ(test::read_text(store.result_path(p.id)), before);
+  r = uvmsim({"sweep", spec, "--out", out, "--list"});
+  EXPECT_TRUE(contains(r.output, p.id + "  done     random prefetch=none oversub=50")) << r.output;
+  // --rerun recomputes (in a new worker process), bit-identically.
+  const json pid_before = (*store.load_result(p))["run"]["pid"];
+  r = uvmsim({"sweep", spec, "--out", out, "--rerun", "--only", p.id});
+  ASSERT_EQ(r.status.code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "1 point(s): 1 finished now, 0 already done")) << r.output;
+  EXPECT_NE((*store.load_result(p))["run"]["pid"], pid_before);
+  EXPECT_EQ(test::stable_stats(*store.load_result(p)), run);
+
+  // The report draws every figure as PNG and SVG and an index page showing them.
+  r = uvmsim({"report", out});
+  ASSERT_EQ(r.status.code, 0) << r.output;
+  const fs::path rep = fs::path(out) / "report";
+  const std::string index = test::read_text((rep / "index.html").string());
+  for (const char* fig : {"normalized_runtime", "page_faults", "evictions", "link_traffic",
+                          "runtime_vs_oversub", "runtime_vs_oversub_normalized"}) {
+    const std::string png = test::read_text((rep / (std::string(fig) + ".png")).string());
+    ASSERT_GT(png.size(), 1000u) << fig;
+    EXPECT_EQ(png.substr(1, 3), "PNG") << fig;
+    EXPECT_TRUE(contains(test::read_text((rep / (std::string(fig) + ".svg")).string()), "<svg"))
+        << fig;
+    EXPECT_TRUE(contains(index, std::string(fig) + ".png")) << fig;
+  }
+  EXPECT_TRUE(contains(index, "results.csv"));
+}
+
+TEST(SweepRun, BadInputIsAOneLineErrorNamingTheFile) {
+  TempDir d;
+  test::write_text(d.file("s.json"),
+                   R"J({"workloads": [{"generator": "regular"}], "oversub": "lots"})J");
+  auto r = uvmsim({"sweep", d.file("s.json"), "--out", d.file("o")});
+  EXPECT_EQ(r.status.code, 1);
+  EXPECT_EQ(r.output,
+            "uvmsim sweep: error: " + d.file("s.json") +
+                ": oversub: expected a percentage in [0, 100000] or null, got \"lots\"\n");
+  r = uvmsim({"sweep", d.file("missing.json")});
+  EXPECT_EQ(r.status.code, 1);
+  EXPECT_TRUE(contains(r.output, d.file("missing.json") + ": cannot open sweep spec")) << r.output;
+  r = uvmsim({"report", d.file("")});
+  EXPECT_EQ(r.status.code, 1);
+  EXPECT_TRUE(contains(r.output, "results.csv: not found")) << r.output;
+  r = uvmsim({"sweep", "--help"});
+  EXPECT_EQ(r.status.code, 0);
+  EXPECT_TRUE(contains(r.output, "--slurm-partition")) << r.output;
+}
+
+TEST(SweepRun, FailedPointIsReportedWithItsErrorAndRetriedAlone) {
+  TempDir d;
+  const std::string spec = d.file("small.json"), out = d.file("out");
+  test::write_text(spec, kSmallSpec);
+  // A damaged shared trace: the 4 random points fail, the 4 regular ones succeed.
+  const auto pts = points_of(spec, out);
+  const fs::path bad = pts[4].trace;
+  fs::create_directories(bad.parent_path());
+  test::write_text(bad.string(), "UVMT this is not a trace");
+  auto r = uvmsim({"sweep", spec, "--out", out, "--jobs", "2"});
+  EXPECT_EQ(r.status.code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "8 point(s): 4 finished now, 0 already done, 4 failed"))
+      << r.output;
+  EXPECT_TRUE(contains(
+      r.output, "failed " + pts[4].id + " (random prefetch=tree oversub=0): " + bad.string()))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "--retry-failed")) << r.output;
+  const json failure = test::read_json(out + "/failed/" + pts[4].id + ".json");
+  EXPECT_TRUE(contains(failure["error"].get<std::string>(), bad.string()));
+  EXPECT_EQ(failure["label"], "random prefetch=tree oversub=0");
+  const auto rows = csv_rows(out + "/results.csv");
+  EXPECT_EQ(std::count_if(rows.begin(), rows.end(), [](const auto& x) { return x[1] == "failed"; }),
+            4);
+
+  // Repair the trace; only the failed points run again.
+  fs::remove(bad);
+  r = uvmsim({"sweep", spec, "--out", out, "--retry-failed"});
+  ASSERT_EQ(r.status.code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "4 point(s): 4 finished now, 0 already done, 0 failed"))
+      << r.output;
+  EXPECT_EQ(test::count_json(fs::path(out) / "points"), 8u);
+  EXPECT_EQ(test::count_json(fs::path(out) / "failed"), 0u);
+}
+
+TEST(SweepRun, CrashingWorkerFailsItsPointAndRecordsNoResult) {
+  TempDir d;
+  const std::string spec = d.file("small.json"), out = d.file("out");
+  test::write_text(spec, kSmallSpec);
+  // Generate the traces first, then run the points with a worker that dies of SIGSEGV.
+  ASSERT_EQ(uvmsim({"sweep", spec, "--out", out, "--only", "regular prefetch=tree oversub=0",
+                    "--only", "random prefetch=tree oversub=0"})
+                .status.code,
+            0);
+  const std::string crash = d.file("crash.sh");
+  test::write_text(crash, "#!/bin/sh\nkill -SEGV $$\n");
+  fs::permissions(crash, fs::perms::owner_all);
+  auto r = uvmsim({"sweep", spec, "--out", out, "--worker-bin", crash});
+  EXPECT_EQ(r.status.code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "6 failed")) << r.output;
+  EXPECT_TRUE(contains(r.output, "worker killed by signal 11")) << r.output;
+  EXPECT_EQ(test::count_json(fs::path(out) / "points"), 2u);
+  r = uvmsim({"sweep", spec, "--out", out});
+  ASSERT_EQ(r.status.code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "6 finished now, 2 already done, 0 failed")) << r.output;
+}
+
+// The pids of processes whose command line mentions `needle`.
+std::vector<int> processes_mentioning(const std::string& needle) {
+  std::vector<int> pids;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return pids;
+  while (dirent* e = ::readdir(proc)) {
+    const int pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::string cmd = test::read_text("/proc/" + std::string(e->d_name) + "/cmdline");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (contains(cmd, needle) && contains(cmd, "--worker")) pids.push_back(pid);
+  }
+  ::closedir(proc);
+  return pids;
+}
+
+// Every result file in `out` is complete and belongs to a point of the sweep.
+void expect_only_complete_results(const std::vector<sweep::PointSpec>& pts,
+                                  const std::string& out) {
+  const sweep::ResultStore store(out);
+  std::map<std::string, const sweep::PointSpec*> by_id;
+  for (const auto& p : pts) by_id[p.id] = &p;
+  for (const auto& e : fs::directory_iterator(fs::path(out) / "points")) {
+    const std::string name = e.path().filename().string();
+    if (name[0] == '.') continue;  // a killed writer's temporary: never read as a result
+    const std::string id = e.path().stem().string();
+    ASSERT_TRUE(by_id.count(id)) << "unexpected result file " << name;
+    EXPECT_TRUE(store.load_result(*by_id[id])) << "incomplete or foreign result " << name;
+  }
+}
+
+TEST(SweepRun, KilledAtAnyMomentLosesNoResultAndRecordsNoPartialOne) {
+  TempDir d;
+  const std::string spec = d.file("kill.json"), out = d.file("out"), ref = d.file("ref");
+  test::write_text(spec, R"J({"name": "kill",
+    "workloads": [{"name": "random", "generator": "random", "footprint": "24M", "params": {"init": "cpu"}},
+                  {"name": "regular", "generator": "regular", "footprint": "24M", "params": {"init": "cpu"}}],
+    "prefetch": ["tree", "none"], "oversub": [0, 25, 50, 75, 100, 150]})J");
+  const auto pts = points_of(spec, out);
+  ASSERT_EQ(pts.size(), 24u);
+  std::mt19937 rng(7);
+  std::size_t kills = 0, done_before = 0;
+  for (int round = 0; round < 12 && test::count_json(fs::path(out) / "points") < pts.size();
+       ++round) {
+    test::Background sweep({"sweep", spec, "--out", out, "--jobs", "2"}, d.file("log"));
+    // Let it make some progress (at least one new result, or none at all in early rounds so a
+    // kill can land during trace generation), then SIGKILL it at a random moment.
+    const std::size_t target = done_before + (round < 2 ? 0 : 1);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (sweep.running() && test::count_json(fs::path(out) / "points") < target &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 40));
+    if (!sweep.running()) break;
+    sweep.signal(SIGKILL);
+    EXPECT_EQ(sweep.wait(), -SIGKILL);
+    ++kills;
+    // Its workers die with it (no orphan keeps writing), and nothing partial is recorded.
+    for (int i = 0; i < 100 && !processes_mentioning(out).empty(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(processes_mentioning(out).empty()) << "workers outlived the killed sweep";
+    expect_only_complete_results(pts, out);
+    const std::size_t now = test::count_json(fs::path(out) / "points");
+    EXPECT_GE(now, done_before) << "a finished result was lost";
+    done_before = now;
+  }
+  EXPECT_GE(kills, 2u);
+  // The last round may have finished before its kill landed.
+  done_before = test::count_json(fs::path(out) / "points");
+  // Resume: the remaining points run, the finished ones are skipped, nothing is duplicated.
+  const auto r = uvmsim({"sweep", spec, "--out", out});
+  ASSERT_EQ(r.status.code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, std::to_string(pts.size() - done_before) + " finished now, " +
+                                     std::to_string(done_before) + " already done, 0 failed"))
+      << r.output;
+  expect_only_complete_results(pts, out);
+  EXPECT_EQ(test::count_json(fs::path(out) / "points"), pts.size());
+  const auto rows = csv_rows(out + "/results.csv");
+  ASSERT_EQ(rows.size(), pts.size() + 1);
+  std::set<std::string> ids;
+  for (std::size_t i = 1; i < rows.size(); ++i) ids.insert(rows[i][0]);
+  EXPECT_EQ(ids.size(), pts.size());
+  // And the results are exactly those of an uninterrupted sweep.
+  ASSERT_EQ(uvmsim({"sweep", spec, "--out", ref}).status.code, 0);
+  const sweep::ResultStore a(out), b(ref);
+  for (const auto& p : pts)
+    EXPECT_EQ(test::stable_stats(*a.load_result(p)), test::stable_stats(*b.load_result(p)))
+        << p.label;
+}
+
+TEST(SweepRun, InterruptStopsWorkersKeepsResultsAndAConcurrentSweepIsRefused) {
+  TempDir d;
+  const std::string spec = d.file("int.json"), out = d.file("out");
+  test::write_text(spec, R"J({"name": "int",
+    "workloads": [{"name": "random", "generator": "random", "footprint": "24M", "params": {"init": "cpu"}}],
+    "prefetch": ["tree", "none"], "oversub": [0, 25, 50, 75, 100, 125, 150, 175, 200, 250]})J");
+  const auto pts = points_of(spec, out);
+  test::Background sweep({"sweep", spec, "--out", out, "--jobs", "1"}, d.file("log"));
+  while (sweep.running() && test::count_json(fs::path(out) / "points") < 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_TRUE(sweep.running()) << test::read_text(d.file("log"));
+  // A second sweep on the same directory is refused while the first runs.
+  auto r = uvmsim({"sweep", spec, "--out", out});
+  EXPECT_EQ(r.status.code, 1);
+  EXPECT_TRUE(contains(r.output, "another uvmsim sweep or check is using this directory"))
+      << r.output;
+  sweep.signal(SIGINT);
+  EXPECT_EQ(sweep.wait(), 128 + SIGINT);
+  const std::string log = test::read_text(d.file("log"));
+  EXPECT_TRUE(contains(log, "interrupted by signal 2; finished results are kept")) << log;
+  expect_only_complete_results(pts, out);
+  const std::size_t done = test::count_json(fs::path(out) / "points");
+  EXPECT_GE(done, 1u);
+  EXPECT_LT(done, pts.size());
+  r = uvmsim({"sweep", spec, "--out", out});
+  ASSERT_EQ(r.status.code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, std::to_string(done) + " already done, 0 failed")) << r.output;
+}
+
+// --- uvmsim check ---------------------------------------------------------------------------
+
+const std::string kSuite = std::string(UVMSIM_SOURCE_DIR) + "/configs/expectations";
+
+TEST(CheckRun, ProjectExpectationSuitePasses) {
+  const auto r = uvmsim({"check", kSuite, "--jobs", "2"});
+  EXPECT_EQ(r.status.code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, " passed, 0 failed\n")) << r.output;
+  EXPECT_FALSE(contains(r.output, "FAIL")) << r.output;
+}
+
+TEST(CheckRun, SuiteCoversEveryRegisteredPolicy) {
+  // Canonical names of the policies the suite's runs use ("lrm" is "driver", "fdp+rgp" both).
+  std::set<std::string> ev, pf, pl;
+  auto add = [](auto* entry, std::set<std::string>& into) {
+    if (entry) into.insert(entry->name);
+  };
+  for (const auto& e : fs::directory_iterator(kSuite)) {
+    if (e.path().extension() != ".json") continue;
+    const auto f = check::ExpectationFile::load(e.path());
+    for (const auto& r : f.runs) {
+      const SimConfig c = r.settings.resolve(e.path().string());
+      add(EvictionRegistry::find(c.engine.eviction), ev);
+      for (const auto& p : split(c.engine.prefetch, '+')) add(PrefetchRegistry::find(p), pf);
+      add(PlacementRegistry::find(c.engine.placement), pl);
+    }
+  }
+  const std::string hint = " has no run in configs/expectations/: add one (docs/check.md)";
+  for (const auto& e : EvictionRegistry::all())
+    EXPECT_TRUE(ev.count(e.name)) << "eviction policy '" << e.name << "'" << hint;
+  for (const auto& e : PrefetchRegistry::all())
+    EXPECT_TRUE(pf.count(e.name)) << "prefetch policy '" << e.name << "'" << hint;
+  for (const auto& e : PlacementRegistry::all())
+    EXPECT_TRUE(pl.count(e.name)) << "placement policy '" << e.name << "'" << hint;
+}
+
+TEST(CheckRun, DeliberatelyChangedPolicyFailsWithAClearMessage) {
+  // The tree prefetcher with a different density threshold is a changed prefetch policy.
+  const std::string file = kSuite + "/prefetch-tree.json";
+  const json doc = test::read_json(file);
+  const auto recorded = doc["runs"]["regular-tree"]["expect"]["gpu_faults"].get<long>();
+  const auto r = uvmsim({"check", file, "--set", "driver.prefetch_threshold=90"});
+  EXPECT_EQ(r.status.code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "FAILED: " + file + ": run regular-tree: gpu_faults: expected " +
+                                     std::to_string(recorded) + ", measured "))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "FAILED: " + file +
+                                     ": relation \"gpu_faults(regular-tree) <= 0.6 * "
+                                     "gpu_faults(regular-none)\" does not hold: "))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, " failed\n")) << r.output;
+  EXPECT_FALSE(contains(r.output, " 0 failed")) << r.output;
+}
+
+TEST(CheckRun, UpdateRecordsMeasuredValuesAndKeepsRelations) {
+  TempDir d;
+  fs::create_directories(d.file("common"));
+  fs::copy_file(kSuite + "/common/workloads.json", d.file("common/workloads.json"));
+  const std::string file = d.file("e.json");
+  test::write_text(file, R"J({
+  "description": "update test",
+  "include": "common/workloads.json",
+  "runs": {
+    "a": {"workload": "regular", "oversub": 50, "expect": {"evictions": 12345, "sim_time_ns": {"value": 1, "rel_tol": 0.05}, "gpu_faults": null}},
+    "b": {"workload": "regular", "oversub": 0}
+  },
+  "relations": ["evictions(a) > evictions(b)"]
+})J");
+  auto r = uvmsim({"check", file});
+  EXPECT_EQ(r.status.code, 1);
+  EXPECT_TRUE(contains(r.output, "run a: evictions: expected 12345, measured ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "run a: gpu_faults: expected (not recorded; run with --update)"))
+      << r.output;
+  r = uvmsim({"check", file, "--update"});
+  ASSERT_EQ(r.status.code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "updated")) << r.output;
+  const json doc = test::read_json(file);
+  // Recorded values are the measured ones; tolerances and relations stay as written.
+  const json eviction_run = test::read_json(kSuite + "/eviction-driver.json");
+  EXPECT_EQ(doc["runs"]["a"]["expect"]["evictions"],
+            eviction_run["runs"]["regular-o50"]["expect"]["evictions"]);
+  EXPECT_EQ(doc["runs"]["a"]["expect"]["sim_time_ns"]["rel_tol"], 0.05);
+  EXPECT_EQ(doc["runs"]["a"]["expect"]["sim_time_ns"]["value"],
+            eviction_run["runs"]["regular-o50"]["expect"]["sim_time_ns"]);
+  EXPECT_TRUE(doc["runs"]["a"]["expect"]["gpu_faults"].is_number());
+  // Run b had no expectations: --update records the file's "record" metrics for it.
+  EXPECT_TRUE(doc["runs"]["b"]["expect"].contains("htod_bytes"));
+  EXPECT_EQ(doc["relations"], json::array({"evictions(a) > evictions(b)"}));
+  EXPECT_EQ(doc["description"], "update test");
+  r = uvmsim({"check", file});
+  EXPECT_EQ(r.status.code, 0) << r.output;
+  // A relation that does not hold is not "updated away".
+  test::write_text(file, test::read_text(file).replace(
+                             test::read_text(file).find("evictions(a) > "), 15, "evictions(a) < "));
+  r = uvmsim({"check", file, "--update"});
+  EXPECT_EQ(r.status.code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "relation \"evictions(a) < evictions(b)\" does not hold"))
+      << r.output;
+}
+
+}  // namespace
+}  // namespace uvmsim
