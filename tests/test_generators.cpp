@@ -83,7 +83,10 @@ TEST(Generators, RegistryListsAllWithDocumentedParams) {
     EXPECT_FALSE(g->description.empty()) << g->name;
     for (const ParamSpec& p : g->params) EXPECT_FALSE(p.doc.empty()) << g->name << " " << p.name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"random", "regular", "stream", "touch", "vecadd"}));
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  for (const char* core : {"random", "regular", "stream", "touch", "vecadd"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), core), names.end()) << core;
+  }
   EXPECT_EQ(find_generator("nope"), nullptr);
   EXPECT_THROW(register_generator(Generator{"regular", "dup", {}, nullptr}), std::logic_error);
 }
@@ -92,7 +95,7 @@ TEST(Generators, BadInputNamesTheCulprit) {
   TempDir dir;
   const std::string out = dir.file("x.uvt");
   EXPECT_EQ(error_of([&] { generate("nope", 1 << 20, {}, 1, out); }),
-            "unknown generator 'nope' (available: random, regular, stream, touch, vecadd)");
+            "unknown generator 'nope' (uvmsim gen --list shows them all)");
   EXPECT_EQ(error_of([&] {
               generate("regular", 1 << 20, {{"colour", "red"}}, 1, out);
             }),

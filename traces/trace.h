@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "sim/types.h"
+#include "traces/hints.h"
 
 namespace uvmsim::trace {
 
@@ -66,7 +67,9 @@ struct Metadata {
   std::string captured_gpu;                          ///< empty for synthetic traces
   std::vector<Allocation> allocations;
   std::vector<KernelInfo> kernels;
-  nlohmann::json extra = nlohmann::json::object();  ///< free-form (collector info, hints, ...)
+  nlohmann::json extra = nlohmann::json::object();  ///< free-form (collector info, ...)
+  /// Static access hints (docs/hints.md), metadata key "hints"; absent in older traces.
+  std::optional<Hints> hints;
 
   nlohmann::json to_json() const;
   /// Throws UserError naming `where` and the offending field.

@@ -5,122 +5,17 @@
 #include <limits>
 
 #include "sim/error.h"
+#include "traces/json_fields.h"
 #include "traces/trace.h"
 
 namespace uvmsim::trace {
 
+using detail::Fields;
 using nlohmann::json;
 
 namespace {
 
 json dim_to_json(const Dim3& d) { return json::array({d.x, d.y, d.z}); }
-
-/// Reads typed fields of a JSON object, naming "metadata.<path>.<key>" in every error.
-class Fields {
- public:
-  Fields(const json& obj, const std::string& where, std::string path)
-      : obj_(obj), where_(where), path_(std::move(path)) {
-    if (!obj_.is_object()) fail(path_, "expected an object");
-  }
-
-  [[noreturn]] void fail(const std::string& field, const std::string& msg) const {
-    throw UserError(where_, field, msg);
-  }
-  std::string field(const std::string& key) const { return path_ + "." + key; }
-
-  const json* find(const std::string& key, bool required) const {
-    const auto it = obj_.find(key);
-    if (it == obj_.end()) {
-      if (required) fail(field(key), "missing required field");
-      return nullptr;
-    }
-    return &*it;
-  }
-
-  std::string str(const std::string& key, bool required, std::string dflt = {}) const {
-    const json* v = find(key, required);
-    if (v == nullptr) return dflt;
-    if (!v->is_string()) fail(field(key), "expected a string");
-    return v->get<std::string>();
-  }
-
-  std::uint64_t u64(const std::string& key, bool required, std::uint64_t dflt = 0) const {
-    const json* v = find(key, required);
-    if (v == nullptr) return dflt;
-    return to_u64(*v, field(key));
-  }
-
-  std::uint32_t u32(const std::string& key, bool required, std::uint32_t dflt = 0) const {
-    const std::uint64_t v = u64(key, required, dflt);
-    if (v > std::numeric_limits<std::uint32_t>::max()) {
-      fail(field(key), "value " + std::to_string(v) + " does not fit in 32 bits");
-    }
-    return static_cast<std::uint32_t>(v);
-  }
-
-  /// Addresses may also be written as "0x..." strings, which is what people and most JSON
-  /// tools handle well for 64-bit values.
-  std::uint64_t address(const std::string& key) const {
-    const json* v = find(key, true);
-    if (v->is_string()) {
-      const std::string s = v->get<std::string>();
-      if (s.size() > 2 && s.size() <= 18 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') &&
-          s.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos) {
-        return std::stoull(s.substr(2), nullptr, 16);
-      }
-      fail(field(key), "expected an unsigned integer or a \"0x...\" hex string");
-    }
-    return to_u64(*v, field(key));
-  }
-
-  bool boolean(const std::string& key, bool dflt) const {
-    const json* v = find(key, false);
-    if (v == nullptr) return dflt;
-    if (!v->is_boolean()) fail(field(key), "expected true or false");
-    return v->get<bool>();
-  }
-
-  const json& array(const std::string& key) const {
-    const json* v = find(key, true);
-    if (!v->is_array()) fail(field(key), "expected an array");
-    return *v;
-  }
-
-  json object(const std::string& key) const {
-    const json* v = find(key, false);
-    if (v == nullptr) return json::object();
-    if (!v->is_object()) fail(field(key), "expected an object");
-    return *v;
-  }
-
-  /// [x, y, z] with 1..3 positive entries (missing trailing dimensions are 1).
-  Dim3 dim3(const std::string& key) const {
-    const json* v = find(key, true);
-    if (!v->is_array() || v->empty() || v->size() > 3) {
-      fail(field(key), "expected an array of 1 to 3 positive integers");
-    }
-    std::uint32_t d[3] = {1, 1, 1};
-    for (std::size_t i = 0; i < v->size(); ++i) {
-      const std::uint64_t x = to_u64((*v)[i], field(key) + "[" + std::to_string(i) + "]");
-      if (x == 0 || x > std::numeric_limits<std::uint32_t>::max()) {
-        fail(field(key) + "[" + std::to_string(i) + "]", "must be in 1..4294967295");
-      }
-      d[i] = static_cast<std::uint32_t>(x);
-    }
-    return Dim3{d[0], d[1], d[2]};
-  }
-
- private:
-  std::uint64_t to_u64(const json& v, const std::string& name) const {
-    if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-    if (v.is_number_integer()) fail(name, "must not be negative");
-    fail(name, "expected an unsigned integer");
-  }
-
-  const json& obj_;
-  const std::string& where_;
-  std::string path_;
-};
 
 }  // namespace
 
@@ -143,9 +38,11 @@ json Metadata::to_json() const {
                      {"regs", k.regs_per_thread},
                      {"smem", k.shared_mem_bytes}});
   }
-  return json{{"workload", workload},         {"params", params},
-              {"captured_gpu", captured_gpu}, {"allocations", std::move(allocs)},
-              {"kernels", std::move(kerns)},  {"extra", extra}};
+  json j{{"workload", workload},         {"params", params},
+         {"captured_gpu", captured_gpu}, {"allocations", std::move(allocs)},
+         {"kernels", std::move(kerns)},  {"extra", extra}};
+  if (hints) j["hints"] = hints->to_json();
+  return j;
 }
 
 Metadata Metadata::from_json(const json& j, const std::string& where) {
@@ -203,6 +100,10 @@ Metadata Metadata::from_json(const json& j, const std::string& where) {
       if (other.id == k.id) f.fail(f.field("id"), "duplicate kernel id " + std::to_string(k.id));
     }
     m.kernels.push_back(std::move(k));
+  }
+  if (j.contains("hints")) {
+    m.hints = Hints::from_json(j["hints"], where, "metadata.hints");
+    m.hints->check_against(m, where);
   }
   return m;
 }

@@ -205,6 +205,11 @@ void TraceReader::Impl::validate_index(std::uint64_t header_end, std::uint64_t i
     }
     if (l.accesses < l.records) fail(field, "fewer accesses than records");
   }
+  if (meta.hints) {
+    std::vector<std::uint32_t> kernels;
+    for (const LaunchSummary& l : launches) kernels.push_back(l.kernel_id);
+    meta.hints->check_against(meta, name, &kernels);
+  }
 
   launch_chunks.assign(launches.size(), {});
   std::vector<std::uint64_t> next_tb(launches.size(), 0);

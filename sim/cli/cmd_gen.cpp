@@ -1,5 +1,6 @@
 // `uvmsim gen`: write a synthetic workload trace with one of the registered generators.
 #include <boost/program_options.hpp>
+#include <cstdio>
 #include <ostream>
 
 #include "sim/cli/commands.h"
@@ -15,9 +16,12 @@ namespace po = boost::program_options;
 namespace {
 
 void print_list(std::ostream& out) {
-  out << "generators:\n";
+  out << "generators (name, access pattern, default --footprint, what it emulates):\n";
   for (const gen::Generator* g : gen::generators()) {
-    out << "  " << g->name << ": " << g->description << "\n";
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-14s %-19s %-10s ", g->name.c_str(), g->pattern.c_str(),
+                  format_bytes(g->default_footprint).c_str());
+    out << line << (g->source.empty() ? "" : g->source + ": ") << g->description << "\n";
     for (const gen::ParamSpec& p : g->params) {
       out << "      --param " << p.name << "=";
       if (p.required) {
@@ -50,9 +54,9 @@ int cmd_gen(const Args& args, std::ostream& out, std::ostream& /*err*/) {
       ("help,h", "show this help")                                        //
       ("list", "list the generators and their parameters")                //
       ("output,o", po::value<std::string>(), "output trace file (.uvt)")  //
-      ("footprint", po::value<std::string>()->default_value("64M"),
-       "data size, with K/M/G/T suffix (generators that size by their own parameters ignore it "
-       "but record it)")  //
+      ("footprint", po::value<std::string>(),
+       "data size, with K/M/G/T suffix; default: the generator's (see --list). Generators that "
+       "size by their own parameters ignore it but record it")  //
       ("param,p", po::value<std::vector<std::string>>()->composing(),
        "generator parameter KEY=VALUE (repeatable; see --list)")             //
       ("seed", po::value<std::string>()->default_value("1"), "random seed")  //
@@ -88,7 +92,11 @@ int cmd_gen(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   if (!vm.count("output")) throw UserError("missing output file (-o FILE)");
   const std::string name = vm["generator"].as<std::string>();
   const std::string output = vm["output"].as<std::string>();
-  const std::uint64_t footprint = parse_size(vm["footprint"].as<std::string>(), "--footprint");
+  const gen::Generator* g = gen::find_generator(name);
+  const std::uint64_t footprint = vm.count("footprint")
+                                      ? parse_size(vm["footprint"].as<std::string>(), "--footprint")
+                                  : g != nullptr ? g->default_footprint
+                                                 : 0;  // an unknown name is reported by generate()
   const std::uint64_t seed = parse_seed(vm["seed"].as<std::string>());
 
   gen::ParamMap params;

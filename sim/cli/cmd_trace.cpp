@@ -20,8 +20,10 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: uvmsim trace info FILE [--json]\n"
-    "       uvmsim trace dump FILE [--limit N] [--launch L] [--host-only]\n\n"
+    "       uvmsim trace dump FILE [--limit N] [--launch L] [--host-only]\n"
+    "       uvmsim trace hints FILE [-o HINTS.json]\n\n"
     "info: metadata, allocations, kernels, event/launch/record counts and compression.\n"
+    "hints: the trace's static access hints as a standalone hints file (docs/hints.md).\n"
     "dump: host events in program order, then each launch's threadblocks, warps and records.\n";
 
 std::string hex(std::uint64_t v) {
@@ -99,6 +101,16 @@ json collect_info(trace::TraceReader& r) {
   j["params"] = m.params;
   j["captured_gpu"] = m.captured_gpu;
   j["extra"] = m.extra;
+  j["hints"] = nullptr;
+  if (m.hints) {
+    std::size_t refs = 0;
+    for (const auto& k : m.hints->kernels) refs += k.refs.size();
+    j["hints"] = {{"source", trace::to_string(m.hints->source)},
+                  {"version", m.hints->version},
+                  {"kernels", m.hints->kernels.size()},
+                  {"refs", refs},
+                  {"launches", m.hints->launches.size()}};
+  }
   j["allocations"] = json::array();
   for (const auto& a : m.allocations) {
     j["allocations"].push_back({{"id", a.id},
@@ -183,6 +195,12 @@ void print_info_text(const json& j, std::ostream& out) {
   const std::string gpu = j["captured_gpu"].get<std::string>();
   row("captured on:") << (gpu.empty() ? "(synthetic)" : gpu) << "\n";
   if (!j["extra"].empty()) row("extra:") << j["extra"].dump() << "\n";
+  if (!j["hints"].is_null()) {
+    const json& h = j["hints"];
+    row("hints:") << h["source"].get<std::string>() << ", version " << h["version"] << ", "
+                  << h["kernels"] << " kernels, " << h["refs"] << " refs, " << h["launches"]
+                  << " launches (uvmsim trace hints prints them)\n";
+  }
 
   row("allocations:") << j["allocations"].size() << "\n";
   for (const auto& a : j["allocations"]) {
@@ -323,7 +341,9 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& /*err*/) {
        "dump: stop after N entries (host events + access records); 0 = no limit")  //
       ("launch", po::value<std::string>(),
        "dump: only this launch's records (no host events)")  //
-      ("host-only", "dump: only the host events");
+      ("host-only", "dump: only the host events")            //
+      ("output,o", po::value<std::string>(),
+       "hints: write the hints to this file (default: stdout)");
   po::options_description hidden;
   hidden.add_options()("action", po::value<std::string>())("file", po::value<std::string>());
   po::options_description all;
@@ -340,13 +360,26 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& /*err*/) {
     return 0;
   }
   if (!vm.count("action"))
-    throw UserError("missing action: info or dump (see uvmsim trace --help)");
+    throw UserError("missing action: info, dump or hints (see uvmsim trace --help)");
   const std::string action = vm["action"].as<std::string>();
-  if (action != "info" && action != "dump") {
-    throw UserError("unknown action '" + action + "' (expected info or dump)");
+  if (action != "info" && action != "dump" && action != "hints") {
+    throw UserError("unknown action '" + action + "' (expected info, dump or hints)");
   }
   if (!vm.count("file")) throw UserError("missing trace file");
   const std::string file = vm["file"].as<std::string>();
+  if (vm.count("output") && action != "hints") throw UserError("-o: only applies to trace hints");
+
+  if (action == "hints") {
+    trace::TraceReader reader(file);
+    const auto& hints = reader.metadata().hints;
+    if (!hints) throw UserError(file, "hints", "the trace has no hints");
+    if (vm.count("output")) {
+      hints->save(vm["output"].as<std::string>());
+    } else {
+      out << hints->to_json().dump(1) << "\n";
+    }
+    return 0;
+  }
 
   if (action == "info") {
     for (const char* opt : {"launch", "host-only"}) {

@@ -56,9 +56,7 @@ void generate(const std::string& name, std::uint64_t footprint, const ParamMap& 
               std::uint64_t seed, const std::filesystem::path& output, trace::WriterOptions opts) {
   const Generator* g = find_generator(name);
   if (g == nullptr) {
-    std::string known;
-    for (const Generator* x : generators()) known += (known.empty() ? "" : ", ") + x->name;
-    throw UserError("unknown generator '" + name + "' (available: " + known + ")");
+    throw UserError("unknown generator '" + name + "' (uvmsim gen --list shows them all)");
   }
   for (const auto& [key, value] : params) {
     const bool known = std::any_of(g->params.begin(), g->params.end(),

@@ -69,6 +69,24 @@ struct Generator {
   std::string description;
   std::vector<ParamSpec> params;
   GenerateFn run;
+  /// Access-pattern class shown by `gen --list`: streaming, tiled-reuse, cyclic,
+  /// iterative-disjoint, irregular or micro (docs/workloads.md).
+  std::string pattern = "micro";
+  /// --footprint when none is given.
+  std::uint64_t default_footprint = std::uint64_t{64} << 20;
+  /// Which benchmark it emulates (suite and kernel), for `gen --list`.
+  std::string source;
+
+  Generator(std::string name_, std::string description_, std::vector<ParamSpec> params_,
+            GenerateFn run_, std::string pattern_ = "micro",
+            std::uint64_t default_footprint_ = std::uint64_t{64} << 20, std::string source_ = {})
+      : name(std::move(name_)),
+        description(std::move(description_)),
+        params(std::move(params_)),
+        run(std::move(run_)),
+        pattern(std::move(pattern_)),
+        default_footprint(default_footprint_),
+        source(std::move(source_)) {}
 };
 
 /// Registers a generator; a duplicate name is a programming error (std::logic_error).

@@ -10,6 +10,9 @@ const Registrar kRandom{Generator{
     "page-touch kernel over a random permutation: thread i reads one random, unique page",
     page_touch_params(),
     [](GenContext& ctx) { write_page_touch(ctx, "page_touch_random", true); },
+    "irregular",
+    std::uint64_t{64} << 20,
+    "Allen & Ge page-touch micro-benchmark",
 }};
 
 }  // namespace

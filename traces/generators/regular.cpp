@@ -9,6 +9,9 @@ const Registrar kRegular{Generator{
     "page-touch kernel (Allen & Ge, IPDPS'21 §III-C): thread i reads 4 bytes of page i",
     page_touch_params(),
     [](GenContext& ctx) { write_page_touch(ctx, "page_touch_regular", false); },
+    "streaming",
+    std::uint64_t{64} << 20,
+    "Allen & Ge page-touch micro-benchmark",
 }};
 
 }  // namespace

@@ -90,6 +90,9 @@ const Registrar kStream{Generator{
          "cpu: the CPU writes b and c before the first launch; none: no host initialisation"},
     },
     write_stream,
+    "streaming",
+    std::uint64_t{64} << 20,
+    "BabelStream triad",
 }};
 
 }  // namespace

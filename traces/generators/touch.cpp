@@ -77,6 +77,9 @@ const Registrar kTouch{Generator{
         {"clock_mhz", "1500", "GPU clock used to convert delay_us into cycles"},
     },
     write_touch,
+    "micro",
+    std::uint64_t{64} << 20,
+    "prefetcher micro-test",
 }};
 
 }  // namespace

@@ -83,6 +83,9 @@ const Registrar kVecadd{Generator{
         {"block", "256", "threads per block (1..1024; capped at threads)"},
     },
     write_vecadd,
+    "streaming",
+    std::uint64_t{64} << 20,
+    "Allen & Ge vector add",
 }};
 
 }  // namespace
