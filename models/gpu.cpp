@@ -441,10 +441,12 @@ void Gpu::finish_warp(std::uint32_t wi, Tick t) {
   TbSlot& s = slots_[w.tb_slot];
   end_time_ = std::max(end_time_, t);
   if (--s.warps_left) return;
+  const std::uint64_t tb = s.view.tb_id;
   stream_->release(s.view);
   s.active = false;
   ++tbs_done_;
   ++ctx_.position.tbs_done;
+  driver_.on_threadblock_end(tb, t);
   if (tbs_started_ < tbs_total_) start_tb(w.tb_slot, t);
 }
 

@@ -64,6 +64,9 @@ class UvmDriver final : public PolicyEngine {
   void on_kernel_end(const trace::KernelInfo& k, std::uint32_t launch, std::int32_t iteration,
                      Tick now);
   void on_iteration(std::int32_t iteration, Tick now);
+  void on_threadblock_end(std::uint64_t tb, Tick now) {
+    each_policy([&](PolicyBase& p) { p.on_threadblock_end(tb, now); });
+  }
   /// Final observability numbers and every policy's report() into the statistics.
   void finish_stats();
 

@@ -43,6 +43,9 @@ class ForwardingPolicy : public Base {
   void on_iteration(std::int32_t it, Tick now) override {
     for (auto* p : parts_) p->on_iteration(it, now);
   }
+  void on_threadblock_end(std::uint64_t tb, Tick now) override {
+    for (auto* p : parts_) p->on_threadblock_end(tb, now);
+  }
   bool wants_access_notifications() const override {
     for (auto* p : parts_)
       if (p->wants_access_notifications()) return true;

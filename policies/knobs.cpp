@@ -77,6 +77,8 @@ std::string PolicyKnob::range() const {
   std::ostringstream r;
   switch (type) {
     case Type::Integer:
+      r << static_cast<std::int64_t>(min) << " .. " << static_cast<std::int64_t>(max);
+      break;
     case Type::Number:
       r << min << " .. " << max;
       break;

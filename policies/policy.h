@@ -217,6 +217,9 @@ class PolicyBase {
   virtual void on_kernel_end(const KernelEvent& k) { (void)k; }
   /// The host-loop iteration index changed (called before the first launch of `iteration`).
   virtual void on_iteration(std::int32_t iteration, Tick now) { (void)iteration, (void)now; }
+  /// Threadblock `tb` of the current launch completed (threadblocks start in id order and
+  /// complete in any order; PolicyEngine::position() counts them).
+  virtual void on_threadblock_end(std::uint64_t tb, Tick now) { (void)tb, (void)now; }
 
   // ---- per access (opt-in) --------------------------------------------------------------------
   /// Return true to receive on_access() for every completed GPU access (costs simulation speed).

@@ -1,4 +1,5 @@
 // `uvmsim run`: simulate one trace on one GPU configuration.
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iomanip>
@@ -207,7 +208,11 @@ int cmd_policies(const Args& args, std::ostream& out, std::ostream&) {
   nlohmann::json j;
   auto family = [&](const char* name, const auto& entries) {
     j[name] = nlohmann::json::array();
-    for (const auto& e : entries) {
+    std::vector<const std::remove_reference_t<decltype(entries[0])>*> sorted;
+    for (const auto& e : entries) sorted.push_back(&e);
+    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->name < b->name; });
+    for (const auto* ep : sorted) {
+      const auto& e = *ep;
       nlohmann::json knobs = nlohmann::json::array();
       for (const auto& k : e.knobs)
         knobs.push_back({{"name", k.name},
@@ -244,7 +249,7 @@ int cmd_policies(const Args& args, std::ostream& out, std::ostream&) {
       out << "  " << std::left << std::setw(14) << name << " "
           << e["description"].get<std::string>() << "\n";
       for (const auto& k : e["knobs"]) {
-        out << "      " << std::left << std::setw(22)
+        out << "      " << std::left << std::setw(34)
             << ("policy." + e["name"].get<std::string>() + "." + k["name"].get<std::string>())
             << " " << std::setw(8) << k["type"].get<std::string>() << "default "
             << (k["default"].is_null() ? std::string("(see doc)") : k["default"].dump());

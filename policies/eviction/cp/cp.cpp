@@ -1,0 +1,147 @@
+// Cyclic Protection (ObservUVM §VI-A, Figure 7c), for cyclic access patterns that sweep more
+// regions than fit in HBM, where LRU keeps nothing across cycles. The list of GPU-resident
+// regions is split into a protected area at the head and an unprotected area at the tail. A
+// region that gets a chunk enters at the tail (unprotected). The victim is the head of the
+// unprotected area, at the split S: the oldest unprotected region, so a newly migrated region
+// stays for `unprotected` evictions, and the protected regions stay across cycles.
+//
+// The unprotected area must be just long enough for a region's use to expire before it reaches
+// S; observability sizes it at run time: the regions near S are observed; an access to one
+// means the area is too small (grow it by `step`; the region moves to the tail), an observed
+// region evicted without an access means it can shrink (by `step`). Resizing moves the boundary:
+// growing unprotects the youngest protected regions, shrinking protects the oldest unprotected.
+//
+// Reading of the paper: "evicted from the tail of the unprotected area (S)" names the split S;
+// evicting the newest region instead would make the unprotected area's size irrelevant.
+#include <algorithm>
+
+#include "policies/eviction/region_list.h"
+
+namespace uvmsim {
+namespace {
+
+constexpr std::uint32_t kProtected = 0, kUnprotected = 1;
+
+class CyclicProtection final : public EvictionPolicy {
+ public:
+  explicit CyclicProtection(const PolicyContext& ctx)
+      : engine_(ctx.engine()),
+        nodes_(ctx.va_space.blocks().size()),
+        step_(ctx.params["step"].get<std::uint32_t>()),
+        depth_(ctx.params["observe_depth"].get<std::uint32_t>()),
+        observe_(ctx.params["observe"].get<bool>()) {
+    const auto u = ctx.params["unprotected"].get<std::uint32_t>();
+    target_ =
+        u ? u
+          : std::max<std::uint32_t>(1, static_cast<std::uint32_t>(engine_.capacity_chunks() / 10));
+  }
+
+  void on_chunk_allocated(const VaBlock& b, Tick) override {
+    insert_tail(b.id);
+    protect_excess();
+  }
+  void on_page_fault(const VaBlock& b, unsigned, Tick) override {
+    // Still in use while unprotected: keep it away from S. Protected regions stay put.
+    if (nodes_.linked(b.id) && nodes_[b.id].tag == kUnprotected) {
+      nodes_.move_to_tail(unprotected_, b.id);
+    }
+  }
+  void on_access_counter(const VaBlock& b, unsigned, ObservePurpose why, Tick) override {
+    if (!nodes_.linked(b.id) || nodes_[b.id].tag != kUnprotected) return;
+    nodes_.move_to_tail(unprotected_, b.id);
+    if (why != ObservePurpose::Eviction) return;
+    // An observed region near S was still in use: the unprotected area is too small.
+    target_ = std::min<std::uint64_t>(target_ + step_, std::max<std::uint64_t>(1, size()));
+    ++grows_;
+    unprotect_to_target();
+  }
+  void on_eviction(const VaBlock& b, Tick) override {
+    if (!nodes_.linked(b.id)) return;
+    const ObservedRegion* o = engine_.observation(b.id);
+    if (o && o->purpose == ObservePurpose::Eviction && nodes_[b.id].tag == kUnprotected) {
+      // Observed but never accessed before eviction: the area can give space back.
+      target_ = target_ > step_ ? target_ - step_ : 1;
+      ++shrinks_;
+    }
+    (nodes_[b.id].tag == kUnprotected ? unprotected_n_ : protected_n_)--;
+    nodes_.unlink(b.id);
+    protect_excess();  // the refill that follows an eviction takes the freed place
+  }
+
+  std::uint32_t select_victim(std::uint32_t requester, Tick) override {
+    const std::uint32_t v = first_except(unprotected_, requester);
+    if (v != kNoBlock) return v;
+    // Nothing unprotected (cannot happen once a region is resident): give up the youngest
+    // protected region.
+    for (auto it = protected_.rbegin(); it != protected_.rend(); ++it)
+      if (it->block != requester) return it->block;
+    return kNoBlock;
+  }
+  bool uses_observability() const override { return observe_; }
+  /// The unobserved regions nearest S, at most observe_depth of them.
+  void observability_candidates(ObservationSink& sink, Tick) override {
+    offer_from_head(unprotected_, sink, engine_, depth_);
+  }
+  void report(nlohmann::json& out) const override {
+    out["unprotected_target"] = target_;
+    out["unprotected"] = unprotected_n_;
+    out["protected"] = protected_n_;
+    out["grows"] = grows_;
+    out["shrinks"] = shrinks_;
+  }
+
+ private:
+  std::uint64_t size() const { return protected_n_ + unprotected_n_; }
+  void insert_tail(std::uint32_t id) {
+    nodes_.move_to_tail(unprotected_, id);
+    nodes_[id].tag = kUnprotected;
+    ++unprotected_n_;
+  }
+  /// Moves S towards the tail while the unprotected area is above target (its oldest regions
+  /// become protected).
+  void protect_excess() {
+    while (unprotected_n_ > target_ && unprotected_n_ > 1) {
+      RegionNode& n = unprotected_.front();
+      nodes_.move_to_tail(protected_, n.block);
+      n.tag = kProtected;
+      --unprotected_n_;
+      ++protected_n_;
+    }
+  }
+  /// Moves S towards the head until the unprotected area reaches its target (the youngest
+  /// protected regions lose protection).
+  void unprotect_to_target() {
+    while (unprotected_n_ < target_ && protected_n_ > 0) {
+      RegionNode& n = protected_.back();
+      nodes_.move_to_head(unprotected_, n.block);
+      n.tag = kUnprotected;
+      ++unprotected_n_;
+      --protected_n_;
+    }
+  }
+
+  const PolicyEngine& engine_;
+  RegionNodes nodes_;
+  RegionList protected_, unprotected_;  ///< head .. S, S .. tail
+  std::uint64_t protected_n_ = 0, unprotected_n_ = 0;
+  std::uint64_t target_;
+  std::uint32_t step_, depth_;
+  bool observe_;
+  std::uint64_t grows_ = 0, shrinks_ = 0;
+};
+
+}  // namespace
+
+UVMSIM_REGISTER_EVICTION(
+    "cp",
+    "ObservUVM Cyclic Protection: protected head + unprotected tail sized by observability; "
+    "evict the oldest unprotected region",
+    CyclicProtection,
+    PolicyKnob::integer("unprotected", 0, 0, 1e9,
+                        "initial unprotected regions; 0 = 10% of GPU memory (at least 1)"),
+    PolicyKnob::integer("step", 1, 1, 1e9, "regions added / removed per observation outcome"),
+    PolicyKnob::integer("observe_depth", 16, 0, 1e9,
+                        "unprotected regions nearest the split to observe"),
+    PolicyKnob::boolean("observe", true, "adapt the split with observability (false: fixed)"));
+
+}  // namespace uvmsim

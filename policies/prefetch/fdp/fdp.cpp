@@ -1,0 +1,108 @@
+// Feedback-Driven Prefetching (ObservUVM §VI-C, Algorithm 2): chooses the tree prefetcher's
+// threshold between the driver's conservative 51 % (TBP) and 1 % (Aggressive Prefetching: the
+// whole 2 MB region on its first fault) from observed feedback. Regions that just received a
+// prefetch are offered as feedback candidates, their sample drawn from the prefetched pages
+// only; an access-counter notification from one is positive feedback (the prefetch was used),
+// its eviction before any access negative. Once more than `min_feedback` outcomes are counted,
+// every outcome re-decides: aggressive if more than `switch_fraction` of all outcomes so far
+// were accesses, conservative otherwise. Counts are cumulative, as in Algorithm 2.
+#include <deque>
+
+#include "policies/policy.h"
+
+namespace uvmsim {
+namespace {
+
+class Fdp final : public PrefetchPolicy {
+ public:
+  explicit Fdp(const PolicyContext& ctx)
+      : PrefetchPolicy(ctx),
+        engine_(ctx.engine()),
+        mine_(ctx.va_space.blocks().size(), 0),
+        min_feedback_(ctx.params["min_feedback"].get<std::uint64_t>()),
+        fraction_(ctx.params["switch_fraction"].get<double>()),
+        aggressive_(ctx.params["aggressive_threshold"].get<unsigned>()),
+        conservative_(ctx.params["default_threshold"].is_null()
+                          ? ctx.config.driver.prefetch_threshold
+                          : ctx.params["default_threshold"].get<unsigned>()),
+        queue_max_(ctx.params["candidates"].get<std::size_t>()),
+        threshold_(conservative_) {}
+
+  unsigned prefetch_threshold() const override { return threshold_; }
+  bool uses_observability() const override { return true; }
+
+  void on_prefetch(const VaBlock& b, const PageMask& pages, Tick) override {
+    if (queue_.size() == queue_max_) queue_.pop_front();  // keep the freshest prefetches
+    queue_.push_back({b.id, pages});
+  }
+  void feedback_candidates(ObservationSink& sink, Tick) override {
+    while (!queue_.empty()) {
+      const Candidate c = queue_.front();
+      queue_.pop_front();
+      if (engine_.is_observed(c.block)) continue;
+      const bool more = sink.offer(c.block, &c.pages);
+      const ObservedRegion* o = engine_.observation(c.block);
+      if (o && o->purpose == ObservePurpose::Feedback) mine_[c.block] = 1;
+      if (!more) return;
+    }
+  }
+  void on_access_counter(const VaBlock& b, unsigned, ObservePurpose, Tick) override {
+    if (!mine_[b.id]) return;
+    mine_[b.id] = 0;
+    ++accessed_;
+    decide();
+  }
+  void on_eviction(const VaBlock& b, Tick) override {
+    if (!mine_[b.id]) return;
+    mine_[b.id] = 0;
+    ++evicted_;
+    decide();
+  }
+  void report(nlohmann::json& out) const override {
+    out["threshold"] = threshold_;
+    out["feedback_accessed"] = accessed_;
+    out["feedback_evicted"] = evicted_;
+    out["switches"] = switches_;
+  }
+
+ private:
+  struct Candidate {
+    std::uint32_t block;
+    PageMask pages;
+  };
+  void decide() {
+    const std::uint64_t sum = accessed_ + evicted_;
+    if (sum <= min_feedback_) return;
+    const unsigned t = static_cast<double>(accessed_) / static_cast<double>(sum) > fraction_
+                           ? aggressive_
+                           : conservative_;
+    if (t != threshold_) ++switches_;
+    threshold_ = t;
+  }
+
+  const PolicyEngine& engine_;
+  std::vector<std::uint8_t> mine_;  ///< per block: observed as this policy's feedback candidate
+  std::deque<Candidate> queue_;
+  std::uint64_t min_feedback_;
+  double fraction_;
+  unsigned aggressive_, conservative_;
+  std::size_t queue_max_;
+  unsigned threshold_;
+  std::uint64_t accessed_ = 0, evicted_ = 0, switches_ = 0;
+};
+
+}  // namespace
+
+UVMSIM_REGISTER_PREFETCH(
+    "fdp",
+    "ObservUVM feedback-driven prefetching: tree threshold 51 -> 1 when > 80% of observed "
+    "prefetched regions are accessed",
+    Fdp, PolicyKnob::integer("min_feedback", 32, 0, 1e12, "outcomes needed before deciding (T)"),
+    PolicyKnob::number("switch_fraction", 0.8, 0, 1, "accessed share above which to go aggressive"),
+    PolicyKnob::integer("aggressive_threshold", 1, 0, 100, "tree threshold when aggressive (AP)"),
+    PolicyKnob::integer("default_threshold", nullptr, 0, 100,
+                        "conservative tree threshold; default driver.prefetch_threshold (51)"),
+    PolicyKnob::integer("candidates", 64, 1, 1 << 20,
+                        "recently prefetched regions kept as feedback candidates"));
+
+}  // namespace uvmsim
