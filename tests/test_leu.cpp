@@ -210,7 +210,7 @@ TEST(LeuHistogram, HistoryHalvesButKeepsRareIntervals) {
   RiHistogram h;
   h.add(100000, 16);                           // one long reuse ...
   for (int i = 0; i < 200; ++i) h.add(1, 16);  // ... against many short ones
-  EXPECT_LT(h.total(), 16u);
+  EXPECT_LE(h.total(), 16u);
   EXPECT_EQ(h.count(RiHistogram::bucket_of(100000)), 1u);
   // Past the short reuses the long one is certain: Eq. 1 conditions on TESLA.
   EXPECT_DOUBLE_EQ(leu::hit_ratio(h, 5, RiHistogram::upper(RiHistogram::bucket_of(100000))), 1.0);

@@ -188,26 +188,33 @@ class LeuEviction final : public EvictionPolicy {
   double combine(double acc, double p) const { return sum_ ? acc + p : std::max(acc, p); }
 
   /// The chunk's priority from its GPU-resident blocks' (see the file comment).
-  double chunk_priority(std::uint32_t b) {
-    double acc = 0;
-    bool any = false;
+  double chunk_priority(std::uint32_t b) const {
     const std::uint32_t base = b * per_chunk_;
     if (per_chunk_ == 1) {
       if (model_.accessed(base)) return model_.priority(base);
     } else {
+      // Blocks of a chunk were mostly last accessed by the same few references: look each
+      // distribution up once per run of equal references.
+      double acc = 0;
+      bool any = false;
+      std::uint32_t ref = 0;
+      const leu::RiHistogram* h = nullptr;
+      auto add = [&](std::uint32_t u) {
+        if (!model_.accessed(u)) return;
+        if (!any || model_.last_ref(u) != ref) {
+          ref = model_.last_ref(u);
+          h = model_.distribution_of_ref(ref);
+        }
+        any = true;
+        acc = combine(acc, h ? leu::priority(*h, model_.tesla(u)) : 0.0);
+      };
       const PageMask& res = va_.blocks()[b].gpu_resident;
       if (shift_ == 0) {
-        for (unsigned p = res.find_next(0); p < kPagesPerBlock; p = res.find_next(p + 1)) {
-          if (!model_.accessed(base + p)) continue;
-          acc = combine(acc, model_.priority(base + p));
-          any = true;
-        }
+        for (unsigned p = res.find_next(0); p < kPagesPerBlock; p = res.find_next(p + 1))
+          add(base + p);
       } else {
-        for (unsigned bp = 0; bp < per_chunk_; ++bp) {
-          if (!res.big_page_any(bp) || !model_.accessed(base + bp)) continue;
-          acc = combine(acc, model_.priority(base + bp));
-          any = true;
-        }
+        for (unsigned bp = 0; bp < per_chunk_; ++bp)
+          if (res.big_page_any(bp)) add(base + bp);
       }
       if (any) return acc;
     }

@@ -15,8 +15,8 @@ LeuModel::LeuModel(std::size_t blocks, const ModelParams& p)
   if (p.sample_rate < 1.0 && threshold_ == 0) threshold_ = 1;
 }
 
-const RiHistogram* LeuModel::distribution(std::uint32_t block) const {
-  if (const RiHistogram* h = rit_.find(state_[block].ref); h && !h->empty()) return h;
+const RiHistogram* LeuModel::distribution_of_ref(std::uint32_t ref) const {
+  if (const RiHistogram* h = rit_.find(ref); h && !h->empty()) return h;
   return rit_.global().empty() ? nullptr : &rit_.global();
 }
 

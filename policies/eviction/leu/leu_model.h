@@ -76,7 +76,11 @@ class LeuModel {
   std::uint32_t last_ref(std::uint32_t block) const { return state_[block].ref; }
   /// The distribution that ranks `block`: its last reference's if the Ref RIT has statistics
   /// for it, else the table-wide one; nullptr if there are none at all (start of the run).
-  const RiHistogram* distribution(std::uint32_t block) const;
+  const RiHistogram* distribution(std::uint32_t block) const {
+    return distribution_of_ref(state_[block].ref);
+  }
+  /// The distribution for blocks last accessed by `ref` (see distribution()).
+  const RiHistogram* distribution_of_ref(std::uint32_t ref) const;
   /// LEU priority of `block` now (0 if it was never accessed or no distribution exists).
   double priority(std::uint32_t block) const;
   /// The same at a given TESLA.

@@ -22,11 +22,13 @@ double hit_ratio(const RiHistogram& h, std::uint64_t tesla, std::uint64_t lease)
 }
 
 double priority(const RiHistogram& h, std::uint64_t tesla) {
+  const unsigned first = first_after(tesla);
+  if (first >= h.top()) return 0.0;  // past every interval: not expected again
   // PPUC(l) = cum(l) / (after * (l - tesla)), cum(l) = intervals in (tesla, l]. `after` is the
   // same for every l, so maximise cum(l) / (l - tesla) and divide once at the end.
   std::uint64_t cum = 0;
   double best = 0;
-  h.for_each_from(first_after(tesla), [&](unsigned i, std::uint32_t n) {
+  h.for_each_from(first, [&](unsigned i, std::uint32_t n) {
     cum += n;
     const double ppuc =
         static_cast<double>(cum) / static_cast<double>(RiHistogram::upper(i) - tesla);

@@ -15,72 +15,36 @@ RefRit::RefRit(std::uint32_t entries, std::uint32_t history)
   entries_.resize(std::size_t{sets_} * ways_);
 }
 
-std::uint32_t RefRit::set_of(std::uint32_t ref) const {
-  // Fibonacci hashing spreads consecutive ref ids over the sets.
-  const std::uint64_t h = (std::uint64_t{ref} * 0x9E3779B97F4A7C15ull) >> 32;
-  return static_cast<std::uint32_t>((h * sets_) >> 32);
-}
-
-std::uint32_t RefRit::lookup(std::uint32_t ref) const {
-  if (last_index_ != kMiss && last_ref_ == ref && entries_[last_index_].valid &&
-      entries_[last_index_].ref == ref)
-    return last_index_;
+std::uint32_t RefRit::insert(std::uint32_t ref) {
+  // A free way, else the least executed reference of the set (lowest way on ties).
   const std::uint32_t base = set_of(ref) * ways_;
+  std::uint32_t i = base;
   for (std::uint32_t w = 0; w < ways_; ++w) {
     const Entry& e = entries_[base + w];
-    if (e.valid && e.ref == ref) {
-      last_ref_ = ref;
-      last_index_ = base + w;
-      return base + w;
+    if (!e.valid) {
+      i = base + w;
+      break;
     }
+    if (e.executions < entries_[i].executions) i = base + w;
   }
-  return kMiss;
+  Entry& e = entries_[i];
+  if (e.valid) {
+    ++replacements_;
+  } else {
+    ++used_;
+  }
+  e.valid = true;
+  e.ref = ref;
+  e.executions = 0;
+  e.hist.clear();
+  last_ref_ = ref;
+  last_index_ = i;
+  return i;
 }
 
-void RefRit::count_execution(std::uint32_t ref) {
-  std::uint32_t i = lookup(ref);
-  if (i == kMiss) {
-    // Insert into a free way, else replace the least executed reference of the set (lowest
-    // way on ties, for determinism).
-    const std::uint32_t base = set_of(ref) * ways_;
-    i = base;
-    for (std::uint32_t w = 0; w < ways_; ++w) {
-      const Entry& e = entries_[base + w];
-      if (!e.valid) {
-        i = base + w;
-        break;
-      }
-      if (e.executions < entries_[i].executions) i = base + w;
-    }
-    Entry& e = entries_[i];
-    if (e.valid) {
-      ++replacements_;
-    } else {
-      ++used_;
-    }
-    e.valid = true;
-    e.ref = ref;
-    e.executions = 0;
-    e.hist.clear();
-    last_ref_ = ref;
-    last_index_ = i;
-  }
-  ++entries_[i].executions;
-  if (--until_aging_ == 0) {
-    for (auto& e : entries_) e.executions >>= 1;
-    until_aging_ = aging_period_;
-  }
-}
-
-void RefRit::record(std::uint32_t ref, std::uint64_t ri) {
-  const std::uint32_t i = lookup(ref);
-  if (i == kMiss) {
-    ++dropped_;
-    return;
-  }
-  entries_[i].hist.add(ri, history_);
-  global_.add(ri, history_);
-  ++recorded_;
+void RefRit::age() {
+  for (auto& e : entries_) e.executions >>= 1;
+  until_aging_ = aging_period_;
 }
 
 const RiHistogram* RefRit::find(std::uint32_t ref) const {

@@ -27,9 +27,23 @@ class RefRit {
   RefRit(std::uint32_t entries, std::uint32_t history);
 
   /// A sampled execution of `ref`: counts it, inserting `ref` if it is missing.
-  void count_execution(std::uint32_t ref);
+  void count_execution(std::uint32_t ref) {
+    std::uint32_t i = lookup(ref);
+    if (i == kMiss) i = insert(ref);
+    ++entries_[i].executions;
+    if (--until_aging_ == 0) age();
+  }
   /// A sampled reuse interval of an access made by `ref`. Dropped if `ref` has left the table.
-  void record(std::uint32_t ref, std::uint64_t ri);
+  void record(std::uint32_t ref, std::uint64_t ri) {
+    const std::uint32_t i = lookup(ref);
+    if (i == kMiss) {
+      ++dropped_;
+      return;
+    }
+    entries_[i].hist.add(ri, history_);
+    global_.add(ri, history_);
+    ++recorded_;
+  }
   /// `ref`'s distribution, or nullptr if `ref` is not in the table.
   const RiHistogram* find(std::uint32_t ref) const;
   /// Every recorded interval (bounded history like the others).
@@ -50,10 +64,29 @@ class RefRit {
     std::uint64_t executions = 0;
     RiHistogram hist;
   };
-  std::uint32_t set_of(std::uint32_t ref) const;
-  /// Index of `ref`'s entry, or kMiss.
-  std::uint32_t lookup(std::uint32_t ref) const;
   static constexpr std::uint32_t kMiss = ~std::uint32_t{0};
+  std::uint32_t set_of(std::uint32_t ref) const {
+    // Fibonacci hashing spreads consecutive ref ids over the sets.
+    const std::uint64_t h = (std::uint64_t{ref} * 0x9E3779B97F4A7C15ull) >> 32;
+    return static_cast<std::uint32_t>((h * sets_) >> 32);
+  }
+  /// Index of `ref`'s entry, or kMiss.
+  std::uint32_t lookup(std::uint32_t ref) const {
+    if (last_index_ != kMiss && last_ref_ == ref) return last_index_;
+    const std::uint32_t base = set_of(ref) * ways_;
+    for (std::uint32_t w = 0; w < ways_; ++w) {
+      const Entry& e = entries_[base + w];
+      if (e.valid && e.ref == ref) {
+        last_ref_ = ref;
+        last_index_ = base + w;
+        return base + w;
+      }
+    }
+    return kMiss;
+  }
+  /// Puts `ref` into its set (a free way, else the least executed one's). Returns its index.
+  std::uint32_t insert(std::uint32_t ref);
+  void age();
 
   std::vector<Entry> entries_;
   std::uint32_t ways_, sets_, history_;
@@ -62,7 +95,7 @@ class RefRit {
   std::uint64_t until_aging_, aging_period_;
   std::uint64_t replacements_ = 0, recorded_ = 0, dropped_ = 0;
   // Consecutive accesses mostly come from one instruction (a warp's loop body): remember the
-  // last lookup.
+  // last lookup (invalidated when its entry is replaced).
   mutable std::uint32_t last_ref_ = 0, last_index_ = kMiss;
 };
 

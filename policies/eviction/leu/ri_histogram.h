@@ -44,24 +44,36 @@ class RiHistogram {
 
   void add(std::uint64_t ri, std::uint32_t limit) {
     const unsigned i = bucket_of(ri);
-    if (counts_[i]++ == 0) nonempty_[i >> 6] |= std::uint64_t{1} << (i & 63);
-    if (++total_ >= limit) halve();
+    if (counts_[i]++ == 0) {
+      nonempty_[i >> 6] |= std::uint64_t{1} << (i & 63);
+      if (i >= top_) top_ = i + 1;
+    }
+    // Halve at `limit` samples, but at most once per limit/2 additions: rounding up keeps every
+    // non-empty bucket, so with more non-empty buckets than limit/2 the total stays high.
+    ++total_;
+    if (++since_halving_ >= limit / 2 && total_ >= limit) halve();
   }
   void clear() {
     if (total_ == 0) return;
     counts_.fill(0);
     nonempty_.fill(0);
     total_ = 0;
+    top_ = 0;
+    since_halving_ = 0;
   }
   std::uint32_t total() const { return total_; }
   bool empty() const { return total_ == 0; }
   std::uint32_t count(unsigned bucket) const { return counts_[bucket]; }
+  /// One past the highest non-empty bucket (0 if empty): no interval is longer than
+  /// upper(top() - 1).
+  unsigned top() const { return top_; }
 
   /// Calls f(bucket, count) for every non-empty bucket >= `from`, in increasing order; f returns
   /// false to stop.
   template <typename F>
   void for_each_from(unsigned from, F&& f) const {
-    for (unsigned w = from >> 6; w < kWords; ++w) {
+    const unsigned end = (top_ + 63) >> 6;
+    for (unsigned w = from >> 6; w < end; ++w) {
       std::uint64_t bits = nonempty_[w];
       if (w == from >> 6) bits &= ~std::uint64_t{0} << (from & 63);
       while (bits) {
@@ -75,7 +87,8 @@ class RiHistogram {
  private:
   void halve() {
     total_ = 0;
-    for (unsigned i = 0; i < kBuckets; ++i) {
+    since_halving_ = 0;
+    for (unsigned i = 0; i < top_; ++i) {
       counts_[i] = (counts_[i] + 1) >> 1;  // rounding up: a rare interval is never lost
       total_ += counts_[i];
     }
@@ -84,6 +97,8 @@ class RiHistogram {
   std::array<std::uint32_t, kBuckets> counts_{};
   std::array<std::uint64_t, kWords> nonempty_{};
   std::uint32_t total_ = 0;
+  std::uint32_t since_halving_ = 0;
+  unsigned top_ = 0;
 };
 
 }  // namespace uvmsim::leu
