@@ -546,6 +546,7 @@ struct Sim {
   /// Evictions per kernel launch (by time), and per evicted VA.
   std::vector<std::uint64_t> per_launch;
   std::map<unsigned long long, std::uint64_t> per_va;
+  std::uint64_t chunks = 0, capacity = 0;  ///< managed 2 MB chunks, GPU memory in chunks
 };
 
 Sim simulate(const test::TempDir& d, const std::string& trace, const std::string& eviction,
@@ -558,6 +559,8 @@ Sim simulate(const test::TempDir& d, const std::string& trace, const std::string
   test::cli_ok(a);
   Sim s;
   s.stats = test::read_json(stats);
+  s.chunks = s.stats["memory"]["managed_chunks"].get<std::uint64_t>();
+  s.capacity = s.stats["memory"]["capacity_chunks"].get<std::uint64_t>();
   s.rows = test::read_events(events);
   for (const auto& k : s.stats["kernels"]) {
     const double t0 = k["start_ns"].get<double>(), t1 = k["end_ns"].get<double>();
@@ -569,10 +572,6 @@ Sim simulate(const test::TempDir& d, const std::string& trace, const std::string
   for (const auto& r : s.rows)
     if (r.event == "eviction") ++s.per_va[r.va];
   return s;
-}
-
-std::uint64_t chunks_of(const nlohmann::json& stats) {
-  return stats["memory"]["managed_chunks"].get<std::uint64_t>();
 }
 
 TEST(LeuSimulation, GemvKeepsTheVectorLikeLruAndCyclesTheMatrixLikeMru) {
@@ -590,8 +589,7 @@ TEST(LeuSimulation, GemvKeepsTheVectorLikeLruAndCyclesTheMatrixLikeMru) {
   for (const auto& a : reader.metadata().allocations)
     if (a.name == "x") x_va = a.base;
   ASSERT_NE(x_va, 0u);
-  const std::uint64_t n = chunks_of(leu.stats);
-  const std::uint64_t cap = leu.stats["memory"]["capacity_chunks"].get<std::uint64_t>();
+  const std::uint64_t n = leu.chunks, cap = leu.capacity;
   ASSERT_EQ(n, 18u);  // A: 16, x: 1, y: 1
   ASSERT_EQ(cap, 12u);
   EXPECT_EQ(lru.per_va.count(x_va), 0u);
@@ -618,8 +616,7 @@ TEST(LeuSimulation, BlackscholesIsMruLike) {
   test::cli_ok({"gen", "blackscholes", "--footprint", "32M", "--param", "iters=5", "-o", t});
   const Sim lru = simulate(d, t, "test-access-lru");
   const Sim leu = simulate(d, t, "leu");
-  const std::uint64_t n = chunks_of(leu.stats);
-  const std::uint64_t cap = leu.stats["memory"]["capacity_chunks"].get<std::uint64_t>();
+  const std::uint64_t n = leu.chunks, cap = leu.capacity;
   ASSERT_EQ(leu.per_launch.size(), 5u);
   // Until memory is full nothing is evicted; no reuse has been seen by then.
   EXPECT_EQ(lru.per_launch[0], n - cap);
