@@ -27,13 +27,16 @@ std::string trace_path(const std::string& name, const std::vector<std::string>& 
   return p.string();
 }
 
-void run_sim(benchmark::State& state, const std::string& trace, double oversub) {
+void run_sim(benchmark::State& state, const std::string& trace, double oversub,
+             const std::vector<std::string>& sets = {}) {
   std::uint64_t accesses = 0;
   for (auto _ : state) {
     uvmsim::RunOptions o;
     o.trace = trace;
     o.oversub_pct = oversub;
-    uvmsim::Simulator sim(uvmsim::SimConfig::from_preset("titanv"), o);
+    uvmsim::SimConfig cfg = uvmsim::SimConfig::from_preset("titanv");
+    for (const auto& s : sets) cfg.set_from_string(s);
+    uvmsim::Simulator sim(cfg, o);
     accesses += sim.run().accesses;
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(accesses));
@@ -60,6 +63,20 @@ void BM_RandomFaults(benchmark::State& state) {
           static_cast<double>(state.range(0)));
 }
 BENCHMARK(BM_RandomFaults)->Arg(0)->Arg(50)->Unit(benchmark::kMillisecond);
+
+// Research policies on a cyclic workload at 50 % oversubscription: the driver's defaults, and
+// ObservUVM's TM++ (tournament + fdp + rgp, sampled observability on), and the OPT oracle.
+void BM_PolicyCyclic(benchmark::State& state) {
+  static const char* kSets[][2] = {{"engine.eviction=driver", "engine.prefetch=tree"},
+                                   {"engine.eviction=tournament", "engine.prefetch=fdp+rgp"},
+                                   {"engine.eviction=opt", "engine.prefetch=tree"}};
+  const auto& s = kSets[state.range(0)];
+  state.SetLabel(std::string(s[0]) + " " + s[1]);
+  run_sim(state,
+          trace_path("blackscholes", {"blackscholes", "--footprint", "64M", "--param", "iters=4"}),
+          50, {s[0], s[1]});
+}
+BENCHMARK(BM_PolicyCyclic)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 // The event queue alone: a steady population of `n` warps each rescheduling itself.
 void BM_EventQueue(benchmark::State& state) {

@@ -28,21 +28,27 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, UvmDriver& driver)
   block_wait_.resize(nblocks);
 }
 
+std::uint64_t Gpu::threadblocks_per_sm(const GpuConfig& g, const trace::KernelInfo& k) {
+  const std::uint64_t threads = k.block.count();
+  // Occupancy: threadblocks per SM limited by every per-SM resource the kernel uses.
+  std::uint64_t per_sm = g.max_blocks_per_sm;
+  per_sm = std::min<std::uint64_t>(per_sm, g.max_warps_per_sm / std::max(1u, k.warps_per_block()));
+  per_sm =
+      std::min<std::uint64_t>(per_sm, g.max_threads_per_sm / std::max<std::uint64_t>(1, threads));
+  if (k.regs_per_thread)
+    per_sm = std::min<std::uint64_t>(
+        per_sm, g.regs_per_sm / std::max<std::uint64_t>(1, k.regs_per_thread * threads));
+  if (k.shared_mem_bytes)
+    per_sm = std::min<std::uint64_t>(per_sm, g.smem_per_sm / k.shared_mem_bytes);
+  return per_sm;
+}
+
 void Gpu::launch(const trace::KernelInfo& k, trace::LaunchStream& stream, Tick start,
                  KernelStats& ks) {
   const auto& g = cfg_.gpu;
   const std::uint64_t threads = k.block.count();
   warps_per_tb_ = k.warps_per_block();
-  // Occupancy: threadblocks per SM limited by every per-SM resource the kernel uses.
-  std::uint64_t per_sm = g.max_blocks_per_sm;
-  per_sm = std::min<std::uint64_t>(per_sm, g.max_warps_per_sm / std::max(1u, warps_per_tb_));
-  per_sm =
-      std::min<std::uint64_t>(per_sm, g.max_threads_per_sm / std::max<std::uint64_t>(1, threads));
-  if (k.regs_per_thread)
-    per_sm = std::min<std::uint64_t>(per_sm,
-                                     g.regs_per_sm / (std::uint64_t{k.regs_per_thread} * threads));
-  if (k.shared_mem_bytes)
-    per_sm = std::min<std::uint64_t>(per_sm, g.smem_per_sm / k.shared_mem_bytes);
+  const std::uint64_t per_sm = threadblocks_per_sm(g, k);
   if (per_sm == 0)
     throw UserError("kernel '" + k.name + "'", "block",
                     "a threadblock of " + std::to_string(threads) +
@@ -94,6 +100,19 @@ void Gpu::start_tb(std::uint32_t slot, Tick t) {
     s.warps_left = 1;
     warps_[slot * warps_per_tb_].tb_slot = slot;
     finish_warp(slot * warps_per_tb_, t);
+  }
+}
+
+void Gpu::running_threadblocks(std::vector<ThreadblockProgress>& out) const {
+  for (std::uint32_t slot = 0; slot < slots_.size(); ++slot) {
+    const TbSlot& s = slots_[slot];
+    if (!s.active) continue;
+    std::uint64_t done = ~std::uint64_t{0};
+    for (std::uint32_t i = 0; i < s.view.num_warps; ++i) {
+      const Warp& w = warps_[slot * warps_per_tb_ + i];
+      if (w.active) done = std::min<std::uint64_t>(done, w.stream.consumed());
+    }
+    if (done != ~std::uint64_t{0}) out.push_back({s.view.tb_id, done});
   }
 }
 

@@ -23,6 +23,9 @@ class Gpu {
  public:
   Gpu(SimContext& ctx, FaultBuffer& buffer, UvmDriver& driver);
 
+  /// Threadblocks of kernel `k` resident per SM at once (0: one does not fit).
+  static std::uint64_t threadblocks_per_sm(const GpuConfig& g, const trace::KernelInfo& k);
+
   /// Starts a launch at `start`. The caller drains the event queue; done() tells completion.
   void launch(const trace::KernelInfo& kernel, trace::LaunchStream& stream, Tick start,
               KernelStats& ks);
@@ -31,6 +34,8 @@ class Gpu {
   std::uint64_t unfinished_threadblocks() const { return tbs_total_ - tbs_done_; }
 
   void on_warp_wake(std::uint32_t warp, Tick now);
+  /// The running threadblocks and the records issued by their slowest unfinished warp.
+  void running_threadblocks(std::vector<ThreadblockProgress>& out) const;
   void on_replay(Tick now);
 
  private:

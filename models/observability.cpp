@@ -1,12 +1,19 @@
 #include "models/observability.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace uvmsim {
 
 void Observability::configure(const ObservabilityConfig& cfg, std::uint32_t counters,
-                              std::size_t nblocks, std::uint64_t seed) {
+                              std::size_t nblocks, std::uint64_t capacity_chunks,
+                              std::uint64_t seed) {
   cfg_ = cfg;
+  const auto by_capacity = static_cast<std::uint64_t>(
+      std::max(1.0, std::ceil(cfg.max_regions_pct / 100.0 * static_cast<double>(capacity_chunks))));
+  cap_[0] = static_cast<std::uint32_t>(std::min<std::uint64_t>(cfg.max_regions, by_capacity));
+  cap_[1] =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(cfg.max_feedback_regions, by_capacity));
   counters_ = counters;
   samples_ = cfg.samples_per_region;
   regions_.clear();
@@ -21,29 +28,27 @@ void Observability::configure(const ObservabilityConfig& cfg, std::uint32_t coun
 }
 
 std::uint32_t Observability::budget(ObservePurpose p) const {
-  const std::uint32_t cap =
-      p == ObservePurpose::Eviction ? cfg_.max_regions : cfg_.max_feedback_regions;
+  const std::uint32_t cap = cap_[static_cast<std::size_t>(p)];
   const std::uint32_t used = by_purpose_[static_cast<std::size_t>(p)];
   const std::uint32_t free_counters =
       counters_ > regions_.size() ? counters_ - static_cast<std::uint32_t>(regions_.size()) : 0;
   return std::min(cap > used ? cap - used : 0, free_counters);
 }
 
-PageMask Observability::choose_samples(const VaBlock& b, const PageMask* sample_from) {
+PageMask Observability::choose_samples(const VaBlock& b, const PageMask& present,
+                                       const PageMask* sample_from) {
   std::uint32_t eligible[kPagesPerBlock / kPagesPerBigPage];
   unsigned n = 0;
   for (unsigned bp = b.first_page / kPagesPerBigPage; bp * kPagesPerBigPage < b.end_page; ++bp) {
-    if (!b.gpu_resident.big_page_any(bp)) continue;
+    if (!present.big_page_any(bp)) continue;
     if (sample_from) {
       PageMask big;
       big.set_range(bp * kPagesPerBigPage, (bp + 1) * kPagesPerBigPage);
-      const PageMask resident = b.gpu_resident & big;
-      if (minus(resident, *sample_from).any()) continue;
+      if (minus(present & big, *sample_from).any()) continue;
     }
     eligible[n++] = bp;
   }
   PageMask samples;
-  unsigned moved = 0;
   // Partial Fisher-Yates over the eligible big pages with the raw mt19937_64 output, whose
   // sequence the standard fixes (the distributions are implementation-defined).
   for (unsigned i = 0; i < n && i < samples_; ++i) {
@@ -52,11 +57,8 @@ PageMask Observability::choose_samples(const VaBlock& b, const PageMask* sample_
     const unsigned p0 = eligible[i] * kPagesPerBigPage;
     PageMask big;
     big.set_range(p0, p0 + kPagesPerBigPage);
-    big &= b.gpu_resident;
-    const unsigned c = big.count();
-    if (moved + c >= b.gpu_count) break;  // the region keeps at least one page on the GPU
+    big &= present;
     samples |= big;
-    moved += c;
   }
   return samples;
 }
@@ -94,7 +96,8 @@ int Observability::on_evicted(std::uint32_t block) {
   std::size_t refaulted = 0;
   for (const auto& r : recent_) refaulted += r.refaulted;
   const double frac = static_cast<double>(refaulted) / static_cast<double>(w);
-  if (frac > cfg_.adapt_grow_fraction && samples_ < kPagesPerBlock / kPagesPerBigPage) {
+  if (frac > cfg_.adapt_grow_fraction &&
+      samples_ * 2 <= std::max(cfg_.max_samples_per_region, cfg_.samples_per_region)) {
     samples_ *= 2;
     return 1;
   }

@@ -25,8 +25,9 @@ namespace uvmsim {
 class Observability {
  public:
   /// `counters`: hardware access counters (one per observed region).
+  /// `capacity_chunks`: usable GPU memory, for observe.max_regions_pct.
   void configure(const ObservabilityConfig& cfg, std::uint32_t counters, std::size_t nblocks,
-                 std::uint64_t seed);
+                 std::uint64_t capacity_chunks, std::uint64_t seed);
   bool active() const { return active_; }
   void set_active(bool a) { active_ = a; }
 
@@ -39,9 +40,11 @@ class Observability {
   std::uint32_t counters_in_use() const { return static_cast<std::uint32_t>(regions_.size()); }
   unsigned samples() const { return samples_; }
 
-  /// Picks the sample pages for `b` (from the big pages whose GPU-resident pages all lie in
-  /// `sample_from`, if given), leaving at least one GPU-resident page. Empty if none qualify.
-  PageMask choose_samples(const VaBlock& b, const PageMask* sample_from);
+  /// Picks the sample pages of `b` among its 64 KB pages that have `present` pages (the pages of
+  /// the region's GPU copy), all of them in `sample_from` if given: `samples_per_region` big
+  /// pages at random, their `present` pages. Empty if none qualify. A small region may move to
+  /// the host entirely; it keeps its chunk.
+  PageMask choose_samples(const VaBlock& b, const PageMask& present, const PageMask* sample_from);
   void start(const VaBlock& b, ObservePurpose purpose, const PageMask& samples, Tick now);
   /// Ends `block`'s observation and returns it (its notification, if pending, is dropped).
   ObservedRegion end(std::uint32_t block);
@@ -74,6 +77,7 @@ class Observability {
   bool active_ = false;
   ObservabilityConfig cfg_;
   std::uint32_t counters_ = 256;
+  std::array<std::uint32_t, 2> cap_{};  ///< per purpose, after the capacity cap
   unsigned samples_ = 1;
   std::vector<ObservedRegion> regions_;
   std::vector<std::uint8_t> notified_;  ///< parallel to regions_

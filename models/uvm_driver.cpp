@@ -25,7 +25,8 @@ UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacit
   resident_pos_.assign(nblocks, ~0u);
   region_queued_.assign(nblocks, 0);
   resident_.reserve(std::min<std::uint64_t>(capacity_chunks, nblocks));
-  obs_.configure(cfg_.observe, cfg_.access_counters.count, nblocks, cfg_.engine.seed);
+  obs_.configure(cfg_.observe, cfg_.access_counters.count, nblocks, capacity_chunks,
+                 cfg_.engine.seed);
 
   // Policies are created last: they may use the engine (this) from their constructors.
   validate_policy_params(cfg_);
@@ -334,10 +335,16 @@ void UvmDriver::service_block(std::size_t first, std::size_t last, ServiceTimes&
       prefetch &= b.valid_mask();
       prefetch.and_not(faulted);
       prefetch.and_not(b.gpu_resident);
+      // An observed region's sample pages stay on the host until the GPU touches them.
+      if (const ObservedRegion* o = obs_.find(b.id)) prefetch.and_not(o->samples);
+    }
+    if (prefetch.any()) {
+      // onPrefetch, then the prefetch policy may keep feedback samples of it on the host.
+      each_policy([&](PolicyBase& p) { p.on_prefetch(b, prefetch, st.cpu); });
+      observe_prefetch(b, prefetch, st);
     }
     make_resident_gpu(b, faulted, prefetch, HtodCause::Demand, st, &writes);
     if (obs_.active()) obs_.on_fault(b.id);
-    if (prefetch.any()) each_policy([&](PolicyBase& p) { p.on_prefetch(b, prefetch, st.cpu); });
     for (unsigned p = faulted.find_next(0); p < kPagesPerBlock; p = faulted.find_next(p + 1))
       each_policy([&](PolicyBase& x) { x.on_page_fault(b, p, st.cpu); });
   }

@@ -25,6 +25,8 @@
 
 namespace uvmsim {
 
+class Gpu;
+
 class UvmDriver final : public PolicyEngine {
  public:
   UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacity_chunks,
@@ -81,6 +83,10 @@ class UvmDriver final : public PolicyEngine {
   }
   unsigned samples_per_region() const override { return obs_.samples(); }
   const ProgramPosition& position() const override { return ctx_.position; }
+  std::uint64_t accesses_completed() const override { return ctx_.stats.accesses; }
+  void running_threadblocks(std::vector<ThreadblockProgress>& out) const override;
+  /// The GPU whose threadblocks running_threadblocks() reports (set by the simulator).
+  void attach_gpu(const Gpu* gpu) { gpu_ = gpu; }
   std::uint64_t fault_batch() const override { return log_batch_ < 0 ? 0 : batch_id_; }
   const std::filesystem::path& trace_path() const override { return trace_path_; }
   // PolicyEngine: actions
@@ -136,6 +142,10 @@ class UvmDriver final : public PolicyEngine {
   bool refill_observations(ServiceTimes& st);
   bool try_observe(std::uint32_t block, ObservePurpose purpose, const PageMask* sample_from,
                    ServiceTimes& st);
+  /// Prefetch feedback decided while `prefetch` pages of `b` are about to migrate: the prefetch
+  /// policy may make `b` observable with samples from those pages, which then stay on the host
+  /// (removed from `prefetch`) instead of migrating there and back (§IV-B).
+  void observe_prefetch(VaBlock& b, PageMask& prefetch, ServiceTimes& st);
   /// Ends an observation the driver did not complete (eviction / prefetch / advice): the sample
   /// pages stay on the host and lose their remote mapping unless something else maps them.
   void drop_observation(VaBlock& b, bool evicted);
@@ -183,6 +193,7 @@ class UvmDriver final : public PolicyEngine {
   PageMask scratch_;
 
   // Policy engine state.
+  const Gpu* gpu_ = nullptr;
   std::filesystem::path trace_path_;
   Observability obs_;
   bool obs_refill_due_ = false;

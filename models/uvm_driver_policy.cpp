@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/gpu.h"
 #include "models/uvm_driver.h"
 #include "sim/error.h"
 
@@ -22,10 +23,11 @@ class BudgetSink final : public ObservationSink {
  public:
   BudgetSink(const Observability& obs, ObservePurpose purpose, Try& attempt)
       : obs_(obs), purpose_(purpose), try_(attempt) {}
-  bool offer(std::uint32_t block, const PageMask* sample_from) override {
-    if (obs_.budget(purpose_) == 0) return false;
-    if (try_(block, purpose_, sample_from)) accepted = true;
-    return obs_.budget(purpose_) > 0;
+  Offer offer(std::uint32_t block, const PageMask* sample_from) override {
+    if (obs_.budget(purpose_) == 0) return Offer::Full;
+    if (!try_(block, purpose_, sample_from)) return Offer::Declined;
+    accepted = true;
+    return Offer::Accepted;
   }
   bool accepted = false;
 
@@ -60,7 +62,7 @@ bool UvmDriver::try_observe(std::uint32_t id, ObservePurpose purpose, const Page
   VaBlock& b = ctx_.va.blocks()[id];
   if (!b.has_chunk || b.gpu_count == 0 || obs_.find(id) || b.preferred == PreferredLocation::Cpu)
     return false;
-  const PageMask samples = obs_.choose_samples(b, sample_from);
+  const PageMask samples = obs_.choose_samples(b, b.gpu_resident, sample_from);
   if (samples.none()) return false;
   auto& os = ctx_.stats.observe;
   const Tick t0 = st.cpu;
@@ -78,6 +80,37 @@ bool UvmDriver::try_observe(std::uint32_t id, ObservePurpose purpose, const Page
   os.max_observed = std::max<std::uint64_t>(os.max_observed, obs_.regions().size());
   os.service_time += st.cpu - t0;
   return true;
+}
+
+void UvmDriver::observe_prefetch(VaBlock& b, PageMask& prefetch, ServiceTimes& st) {
+  if (!obs_.active() || obs_.budget(ObservePurpose::Feedback) == 0) return;
+  if (obs_.find(b.id) || b.preferred == PreferredLocation::Cpu) return;
+  auto attempt = [&](std::uint32_t block, ObservePurpose purpose, const PageMask* from) {
+    if (block != b.id || obs_.find(b.id)) return false;  // only the region being prefetched
+    PageMask pool = prefetch;
+    if (from) pool &= *from;
+    const PageMask samples = obs_.choose_samples(b, b.gpu_resident | prefetch, &pool);
+    if (samples.none()) return false;
+    // The samples stay in host memory (populated there if they exist nowhere yet), mapped for
+    // the GPU; the rest of the prefetch proceeds.
+    prefetch.and_not(samples);
+    b.cpu_resident |= samples;
+    b.remote_mapped |= samples;
+    const unsigned n = samples.count();
+    st.cpu += ns_to_ps(cfg_.cost.page_ns) * n;
+    if (ctx_.log.enabled())
+      ctx_.log.row(st.cpu, "observe", log_batch_, b.page_va(samples.find_next(0)),
+                   std::uint64_t{n} * kPageSize, "", to_string(purpose), n, 0);
+    obs_.start(b, purpose, samples, st.cpu);
+    auto& os = ctx_.stats.observe;
+    ++os.regions[static_cast<std::size_t>(purpose)];
+    os.sample_pages += n;
+    os.max_observed = std::max<std::uint64_t>(os.max_observed, obs_.regions().size());
+    os.service_time += ns_to_ps(cfg_.cost.page_ns) * n;
+    return true;
+  };
+  BudgetSink sink(obs_, ObservePurpose::Feedback, attempt);
+  prefetch_->feedback_candidates(sink, st.cpu);
 }
 
 bool UvmDriver::refill_observations(ServiceTimes& st) {
@@ -175,13 +208,19 @@ void UvmDriver::service_region_prefetches(ServiceTimes& st) {
     want.and_not(b.remote_mapped);  // intentionally remote (advice, pins, observed samples)
     if (want.none()) continue;
     st.cpu += ns_to_ps(cfg_.cost.block_ns);
+    each_policy([&](PolicyBase& p) { p.on_prefetch(b, want, st.cpu); });
+    observe_prefetch(b, want, st);
     make_resident_gpu(b, want, PageMask{}, HtodCause::RegionPrefetch, st, nullptr);
     ++b.mapping_gen;
     b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
     ++ctx_.stats.region_prefetches;
-    each_policy([&](PolicyBase& p) { p.on_prefetch(b, want, st.cpu); });
   }
   if (obs_.active()) obs_refill_due_ = true;
+}
+
+void UvmDriver::running_threadblocks(std::vector<ThreadblockProgress>& out) const {
+  out.clear();
+  if (gpu_) gpu_->running_threadblocks(out);
 }
 
 void UvmDriver::enable_access_counter_migration(std::uint64_t granularity,

@@ -8,6 +8,22 @@
 
 namespace uvmsim {
 
+/// Passes at most `quota` offers on to `inner` (one constituent's share of a budget).
+class QuotaSink final : public ObservationSink {
+ public:
+  QuotaSink(ObservationSink& inner, std::size_t quota) : inner_(inner), left_(quota) {}
+  Offer offer(std::uint32_t block, const PageMask* from) override {
+    if (left_ == 0) return Offer::Full;
+    const Offer r = inner_.offer(block, from);
+    if (r == Offer::Accepted) --left_;
+    return r;
+  }
+
+ private:
+  ObservationSink& inner_;
+  std::size_t left_;
+};
+
 template <typename Base>
 class ForwardingPolicy : public Base {
  public:

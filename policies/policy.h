@@ -66,6 +66,12 @@ struct ObservedRegion {
   PageMask samples;
 };
 
+/// A threadblock the GPU is running, and how far its slowest unfinished warp has got.
+struct ThreadblockProgress {
+  std::uint64_t tb = 0;            ///< id within the current launch
+  std::uint64_t records_done = 0;  ///< trace records its slowest running warp has issued
+};
+
 struct KernelEvent {
   const trace::KernelInfo& kernel;
   std::uint32_t launch_index;
@@ -86,14 +92,21 @@ struct AccessEvent {
   Tick now;
 };
 
+/// What became of an offered region.
+enum class Offer : std::uint8_t {
+  Accepted,  ///< the region is observed now
+  Declined,  ///< not observable now (not resident, observed already, no sample page, ...)
+  Full,      ///< the budget is used up: stop offering
+};
+
 /// Where a policy offers regions for observation. The engine accepts a region only if it can be
 /// observed (GPU-resident, not observed already, has a sample page, budget left).
 class ObservationSink {
  public:
-  /// Offers `block`; its sample pages are drawn from `sample_from` if given (e.g. the pages a
-  /// prefetch brought in), else from all of its GPU-resident 64 KB pages. Returns false once
-  /// the budget is used up: stop offering then.
-  virtual bool offer(std::uint32_t block, const PageMask* sample_from = nullptr) = 0;
+  /// Offers `block`; its sample pages are drawn from the 64 KB pages whose pages all lie in
+  /// `sample_from` if given (e.g. the pages a prefetch brings in), else from its GPU-resident
+  /// 64 KB pages.
+  virtual Offer offer(std::uint32_t block, const PageMask* sample_from = nullptr) = 0;
 
  protected:
   ~ObservationSink() = default;
@@ -124,6 +137,11 @@ class PolicyEngine {
   /// 64 KB pages sampled per observed region (adaptive, §V-D).
   virtual unsigned samples_per_region() const = 0;
   virtual const ProgramPosition& position() const = 0;
+  /// GPU accesses completed so far (a clock that does not depend on timing).
+  virtual std::uint64_t accesses_completed() const = 0;
+  /// The threadblocks running now, with their progress (fills `out`; reuse it to avoid
+  /// allocation). Costs O(resident warps): for decisions, not per access.
+  virtual void running_threadblocks(std::vector<ThreadblockProgress>& out) const = 0;
   /// Id of the fault batch being serviced (0 outside fault batches).
   virtual std::uint64_t fault_batch() const = 0;
   /// The trace being simulated (for oracles that read the program's future).
@@ -199,7 +217,9 @@ class PolicyBase {
   }
   /// onEviction: `b`'s chunk was evicted; `b` is no longer GPU-resident.
   virtual void on_eviction(const VaBlock& b, Tick now) { (void)b, (void)now; }
-  /// onPrefetch: `pages` of `b` were prefetched (tree prefetch of a fault, or a region prefetch).
+  /// onPrefetch: `pages` of `b` are being prefetched (tree prefetch of a fault, or a region
+  /// prefetch); they migrate right after this call, except sample pages the prefetch policy
+  /// makes observable for feedback from its feedback_candidates(), called next.
   virtual void on_prefetch(const VaBlock& b, const PageMask& pages, Tick now) {
     (void)b, (void)pages, (void)now;
   }

@@ -25,6 +25,8 @@ class DetachedEngine final : public PolicyEngine {
   std::uint32_t observation_budget(ObservePurpose) const override { return 0; }
   unsigned samples_per_region() const override { return 1; }
   const ProgramPosition& position() const override { return pos_; }
+  std::uint64_t accesses_completed() const override { return 0; }
+  void running_threadblocks(std::vector<ThreadblockProgress>& out) const override { out.clear(); }
   std::uint64_t fault_batch() const override { return 0; }
   const std::filesystem::path& trace_path() const override { return path_; }
   void prefetch_region(std::uint32_t) override {}

@@ -347,9 +347,15 @@ std::vector<Knob> build_knobs() {
   k.push_back(number<std::uint32_t>("observe.max_feedback_regions",
                                     ACC(observe.max_feedback_regions), 0, 65536,
                                     "regions observed for prefetch feedback / triggers at once"));
+  k.push_back(number<double>("observe.max_regions_pct", ACC(observe.max_regions_pct), 0, 100,
+                             "caps both budgets at this % of usable GPU memory (at least one "
+                             "region): the regions at imminent risk, not all of them"));
   k.push_back(number<std::uint32_t>("observe.samples_per_region", ACC(observe.samples_per_region),
                                     1, 32,
                                     "64 KB sample pages per observed 2 MB region (initial)"));
+  k.push_back(number<std::uint32_t>("observe.max_samples_per_region",
+                                    ACC(observe.max_samples_per_region), 1, 32,
+                                    "adaptive doubling stops here (the paper evaluates 1-3)"));
   k.push_back(boolean("observe.adaptive_samples", ACC(observe.adaptive_samples),
                       "double/halve samples per region from the re-fault rate of recently "
                       "evicted regions (paper section V-D)"));

@@ -103,11 +103,13 @@ struct AccessCounterConfig {
 struct ObservabilityConfig {
   std::uint32_t max_regions = 100;          ///< regions observed for eviction at once
   std::uint32_t max_feedback_regions = 32;  ///< regions observed for prefetch feedback at once
-  std::uint32_t samples_per_region = 1;     ///< 64 KB sample pages per region (initial)
-  bool adaptive_samples = true;             ///< §V-D: double / halve from re-fault rate
-  std::uint32_t adapt_window = 100;         ///< recently evicted regions tracked
-  double adapt_grow_fraction = 0.5;         ///< re-faulted share above which samples double
-  double adapt_shrink_fraction = 0.8;       ///< not-re-faulted share above which samples halve
+  double max_regions_pct = 20;  ///< and each at most this % of usable GPU memory (>= 1 region)
+  std::uint32_t samples_per_region = 1;      ///< 64 KB sample pages per region (initial)
+  std::uint32_t max_samples_per_region = 4;  ///< adaptive doubling stops here
+  bool adaptive_samples = true;              ///< §V-D: double / halve from re-fault rate
+  std::uint32_t adapt_window = 100;          ///< recently evicted regions tracked
+  double adapt_grow_fraction = 0.5;          ///< re-faulted share above which samples double
+  double adapt_shrink_fraction = 0.8;        ///< not-re-faulted share above which samples halve
 };
 
 /// Host-side driver costs (ns). Defaults are fitted to the GTX 1080 Ti fault-group timings in

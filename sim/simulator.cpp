@@ -76,6 +76,7 @@ const Stats& Simulator::run() {
   FaultBuffer buffer;
   UvmDriver driver(ctx, buffer, capacity_chunks, opts_.trace);
   Gpu gpu(ctx, buffer, driver);
+  driver.attach_gpu(&gpu);
 
   const Tick limit = cfg_.engine.max_sim_time_s > 0
                          ? static_cast<Tick>(cfg_.engine.max_sim_time_s * 1e12)

@@ -194,6 +194,7 @@ class WarpStream {
         source_(source) {}
   bool done() const { return remaining_ == 0; }
   std::uint32_t remaining() const { return remaining_; }
+  std::uint32_t consumed() const { return total_ - remaining_; }  ///< records decoded so far
   /// Decodes the next record; returns false at the end. Throws UserError on malformed data.
   bool next(AccessRecord& out);
 

@@ -47,6 +47,27 @@ inline std::uint32_t first_except(const RegionList& list, std::uint32_t skip) {
   return kNoBlock;
 }
 
+/// The first block in [first, last) other than `skip` that the fault batch being serviced
+/// (`batch`, 0 outside batches) did not bring in (`inserted_batch[block]`): such a region has
+/// faults still pending, and evicting it would undo the batch's own work. One of those only if
+/// nothing else is there; kNoBlock if nothing at all. `fallback` carries the first such region
+/// across several calls (e.g. over several lists).
+template <typename It>
+std::uint32_t first_settled(It first, It last, std::uint32_t skip,
+                            const std::vector<std::uint64_t>& inserted_batch, std::uint64_t batch,
+                            std::uint32_t& fallback) {
+  for (; first != last; ++first) {
+    const std::uint32_t b = first->block;
+    if (b == skip) continue;
+    if (batch && inserted_batch[b] == batch) {
+      if (fallback == kNoBlock) fallback = b;
+      continue;
+    }
+    return b;
+  }
+  return kNoBlock;
+}
+
 /// Offers the unobserved blocks of `list` from the head, at most `max`; false if the sink is full.
 inline bool offer_from_head(const RegionList& list, ObservationSink& sink,
                             const PolicyEngine& engine, std::size_t max = ~std::size_t{0}) {
@@ -54,7 +75,7 @@ inline bool offer_from_head(const RegionList& list, ObservationSink& sink,
     if (max == 0) break;
     if (engine.is_observed(n.block)) continue;
     --max;
-    if (!sink.offer(n.block)) return false;
+    if (sink.offer(n.block) == Offer::Full) return false;
   }
   return true;
 }

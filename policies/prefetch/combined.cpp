@@ -11,7 +11,10 @@ class CombinedPrefetch final : public ForwardingPolicy<PrefetchPolicy> {
  public:
   CombinedPrefetch(std::string name, std::vector<std::unique_ptr<PrefetchPolicy>> parts,
                    const PolicyContext& ctx)
-      : ForwardingPolicy<PrefetchPolicy>(ctx), name_(std::move(name)), owned_(std::move(parts)) {
+      : ForwardingPolicy<PrefetchPolicy>(ctx),
+        engine_(ctx.engine()),
+        name_(std::move(name)),
+        owned_(std::move(parts)) {
     for (auto& p : owned_) parts_.push_back(p.get());
     std::size_t start = 0;
     for (std::size_t i = 0; i < owned_.size(); ++i) {
@@ -35,6 +38,13 @@ class CombinedPrefetch final : public ForwardingPolicy<PrefetchPolicy> {
     }
   }
   void feedback_candidates(ObservationSink& sink, Tick now) override {
+    // Each constituent gets an even share of the feedback budget first, then what is left.
+    const std::size_t share = std::max<std::size_t>(
+        1, engine_.observation_budget(ObservePurpose::Feedback) / owned_.size());
+    for (auto& p : owned_) {
+      QuotaSink q(sink, share);
+      p->feedback_candidates(q, now);
+    }
     for (auto& p : owned_) p->feedback_candidates(sink, now);
   }
   void report(nlohmann::json& out) const override {
@@ -46,6 +56,7 @@ class CombinedPrefetch final : public ForwardingPolicy<PrefetchPolicy> {
   }
 
  private:
+  const PolicyEngine& engine_;
   std::string name_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<PrefetchPolicy>> owned_;

@@ -6,13 +6,19 @@
 // stays for `unprotected` evictions, and the protected regions stay across cycles.
 //
 // The unprotected area must be just long enough for a region's use to expire before it reaches
-// S; observability sizes it at run time: the regions near S are observed; an access to one
-// means the area is too small (grow it by `step`; the region moves to the tail), an observed
-// region evicted without an access means it can shrink (by `step`). Resizing moves the boundary:
+// S; observability sizes it at run time. The regions nearest S are observed. The area is too
+// small when one of them is accessed (an access-counter notification: the region moves to the
+// tail) or when a region evicted at S faults again within the next `refault_window` evictions
+// (its use had not expired; the fault stream shows it without observability). It can shrink
+// when an observed region is evicted without having been accessed and does not fault again
+// within that window. Each outcome moves the target by `step` regions; resizing moves S:
 // growing unprotects the youngest protected regions, shrinking protects the oldest unprotected.
 //
-// Reading of the paper: "evicted from the tail of the unprotected area (S)" names the split S;
-// evicting the newest region instead would make the unprotected area's size irrelevant.
+// Readings of the paper (§VI-A leaves them open): "evicted from the tail of the unprotected area
+// (S)" names the split S, because evicting the newest region would make the area's size
+// irrelevant; a quick re-fault after eviction counts as an access, and a shrink waits for the
+// re-fault window, because in a streaming region the sampled page has often been consumed
+// already when the region reaches S.
 #include <algorithm>
 
 #include "policies/eviction/region_list.h"
@@ -29,7 +35,10 @@ class CyclicProtection final : public EvictionPolicy {
         nodes_(ctx.va_space.blocks().size()),
         step_(ctx.params["step"].get<std::uint32_t>()),
         depth_(ctx.params["observe_depth"].get<std::uint32_t>()),
-        observe_(ctx.params["observe"].get<bool>()) {
+        observe_(ctx.params["adaptive"].get<bool>()),
+        recent_(ctx.params["refault_window"].get<std::size_t>()),
+        evicted_seq_(ctx.va_space.blocks().size(), 0),
+        inserted_batch_(ctx.va_space.blocks().size(), 0) {
     const auto u = ctx.params["unprotected"].get<std::uint32_t>();
     target_ =
         u ? u
@@ -37,6 +46,7 @@ class CyclicProtection final : public EvictionPolicy {
   }
 
   void on_chunk_allocated(const VaBlock& b, Tick) override {
+    inserted_batch_[b.id] = engine_.fault_batch();
     insert_tail(b.id);
     protect_excess();
   }
@@ -45,37 +55,48 @@ class CyclicProtection final : public EvictionPolicy {
     if (nodes_.linked(b.id) && nodes_[b.id].tag == kUnprotected) {
       nodes_.move_to_tail(unprotected_, b.id);
     }
+    // Evicted at S moments ago and needed again: the area is too small.
+    const std::uint64_t seq = evicted_seq_[b.id];
+    if (seq && evictions_ - seq < recent_.size()) {
+      Recent& r = recent_[seq % recent_.size()];
+      if (r.block == b.id && !r.refaulted) {
+        r.refaulted = true;
+        grow();
+      }
+    }
   }
   void on_access_counter(const VaBlock& b, unsigned, ObservePurpose why, Tick) override {
     if (!nodes_.linked(b.id) || nodes_[b.id].tag != kUnprotected) return;
     nodes_.move_to_tail(unprotected_, b.id);
-    if (why != ObservePurpose::Eviction) return;
     // An observed region near S was still in use: the unprotected area is too small.
-    target_ = std::min<std::uint64_t>(target_ + step_, std::max<std::uint64_t>(1, size()));
-    ++grows_;
-    unprotect_to_target();
+    if (why == ObservePurpose::Eviction) grow();
   }
   void on_eviction(const VaBlock& b, Tick) override {
     if (!nodes_.linked(b.id)) return;
     const ObservedRegion* o = engine_.observation(b.id);
-    if (o && o->purpose == ObservePurpose::Eviction && nodes_[b.id].tag == kUnprotected) {
-      // Observed but never accessed before eviction: the area can give space back.
-      target_ = target_ > step_ ? target_ - step_ : 1;
-      ++shrinks_;
-    }
+    const bool probe =
+        o && o->purpose == ObservePurpose::Eviction && nodes_[b.id].tag == kUnprotected;
+    const std::uint64_t seq = ++evictions_;
+    Recent& r = recent_[seq % recent_.size()];
+    if (r.probe && !r.refaulted) shrink();  // its window passed: it was not needed after all
+    r = Recent{b.id, probe, false};
+    evicted_seq_[b.id] = seq;
     (nodes_[b.id].tag == kUnprotected ? unprotected_n_ : protected_n_)--;
     nodes_.unlink(b.id);
     protect_excess();  // the refill that follows an eviction takes the freed place
   }
 
   std::uint32_t select_victim(std::uint32_t requester, Tick) override {
-    const std::uint32_t v = first_except(unprotected_, requester);
-    if (v != kNoBlock) return v;
-    // Nothing unprotected (cannot happen once a region is resident): give up the youngest
-    // protected region.
-    for (auto it = protected_.rbegin(); it != protected_.rend(); ++it)
-      if (it->block != requester) return it->block;
-    return kNoBlock;
+    // The oldest unprotected region that this fault batch did not bring in; else the youngest
+    // protected one; else one the batch brought in.
+    std::uint32_t fallback = kNoBlock;
+    const std::uint64_t batch = engine_.fault_batch();
+    std::uint32_t v = first_settled(unprotected_.begin(), unprotected_.end(), requester,
+                                    inserted_batch_, batch, fallback);
+    if (v == kNoBlock)
+      v = first_settled(protected_.rbegin(), protected_.rend(), requester, inserted_batch_, batch,
+                        fallback);
+    return v != kNoBlock ? v : fallback;
   }
   bool uses_observability() const override { return observe_; }
   /// The unobserved regions nearest S, at most observe_depth of them.
@@ -91,7 +112,24 @@ class CyclicProtection final : public EvictionPolicy {
   }
 
  private:
+  struct Recent {
+    std::uint32_t block = kNoBlock;
+    bool probe = false;      ///< an observed region evicted without an access
+    bool refaulted = false;  ///< faulted again within the window
+  };
   std::uint64_t size() const { return protected_n_ + unprotected_n_; }
+  void grow() {
+    if (!observe_) return;
+    target_ = std::min<std::uint64_t>(target_ + step_, std::max<std::uint64_t>(1, size()));
+    ++grows_;
+    unprotect_to_target();
+  }
+  void shrink() {
+    if (!observe_) return;
+    target_ = target_ > step_ ? target_ - step_ : 1;
+    ++shrinks_;
+    protect_excess();
+  }
   void insert_tail(std::uint32_t id) {
     nodes_.move_to_tail(unprotected_, id);
     nodes_[id].tag = kUnprotected;
@@ -127,6 +165,10 @@ class CyclicProtection final : public EvictionPolicy {
   std::uint64_t target_;
   std::uint32_t step_, depth_;
   bool observe_;
+  std::vector<Recent> recent_;  ///< the last refault_window evictions, by eviction number
+  std::vector<std::uint64_t> evicted_seq_;     ///< per block: its last eviction number (0 = never)
+  std::vector<std::uint64_t> inserted_batch_;  ///< per block: fault batch that allocated it
+  std::uint64_t evictions_ = 0;
   std::uint64_t grows_ = 0, shrinks_ = 0;
 };
 
@@ -140,8 +182,12 @@ UVMSIM_REGISTER_EVICTION(
     PolicyKnob::integer("unprotected", 0, 0, 1e9,
                         "initial unprotected regions; 0 = 10% of GPU memory (at least 1)"),
     PolicyKnob::integer("step", 1, 1, 1e9, "regions added / removed per observation outcome"),
+    PolicyKnob::integer("refault_window", 8, 1, 1 << 20,
+                        "evictions within which a re-fault means the area is too small"),
     PolicyKnob::integer("observe_depth", 16, 0, 1e9,
                         "unprotected regions nearest the split to observe"),
-    PolicyKnob::boolean("observe", true, "adapt the split with observability (false: fixed)"));
+    PolicyKnob::boolean("adaptive", true,
+                        "resize the unprotected area from observations and re-faults (false: "
+                        "fixed at `unprotected`, no observability)"));
 
 }  // namespace uvmsim

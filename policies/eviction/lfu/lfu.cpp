@@ -24,12 +24,13 @@ class Lfu final : public EvictionPolicy {
         bins_(ctx.params["max_frequency"].get<std::size_t>() + 1),
         freq_(ctx.va_space.blocks().size(), 0),
         last_batch_(ctx.va_space.blocks().size(), ~std::uint64_t{0}),
+        inserted_batch_(ctx.va_space.blocks().size(), 0),
         keep_history_(ctx.params["keep_history"].get<bool>()),
         observe_(ctx.params["observe"].get<bool>()) {}
 
   void on_chunk_allocated(const VaBlock& b, Tick) override {
     if (!keep_history_) freq_[b.id] = 0;
-    last_batch_[b.id] = engine_.fault_batch();  // the inserting fault is not a promotion
+    last_batch_[b.id] = inserted_batch_[b.id] = engine_.fault_batch();  // not a promotion
     place(b.id);
   }
   void on_page_fault(const VaBlock& b, unsigned, Tick) override {
@@ -44,11 +45,15 @@ class Lfu final : public EvictionPolicy {
   void on_eviction(const VaBlock& b, Tick) override { nodes_.unlink(b.id); }
 
   std::uint32_t select_victim(std::uint32_t requester, Tick) override {
+    // A region brought in by the fault batch being serviced has its faults still pending: it is
+    // taken only if nothing else is left (else the batch would evict what it just migrated).
+    std::uint32_t fallback = kNoBlock;
     for (const auto& bin : bins_) {
-      const std::uint32_t v = first_except(bin, requester);
+      const std::uint32_t v = first_settled(bin.begin(), bin.end(), requester, inserted_batch_,
+                                            engine_.fault_batch(), fallback);
       if (v != kNoBlock) return v;
     }
-    return kNoBlock;
+    return fallback;
   }
   bool uses_observability() const override { return observe_; }
   /// The unobserved regions of the lowest bins, in eviction order.
@@ -74,7 +79,7 @@ class Lfu final : public EvictionPolicy {
   RegionNodes nodes_;
   std::vector<RegionList> bins_;
   std::vector<std::uint32_t> freq_;
-  std::vector<std::uint64_t> last_batch_;
+  std::vector<std::uint64_t> last_batch_, inserted_batch_;
   bool keep_history_, observe_;
 };
 

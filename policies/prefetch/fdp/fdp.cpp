@@ -6,9 +6,7 @@
 // its eviction before any access negative. Once more than `min_feedback` outcomes are counted,
 // every outcome re-decides: aggressive if more than `switch_fraction` of all outcomes so far
 // were accesses, conservative otherwise. Counts are cumulative, as in Algorithm 2.
-#include <deque>
-
-#include "policies/policy.h"
+#include "policies/prefetch/feedback_queue.h"
 
 namespace uvmsim {
 namespace {
@@ -17,44 +15,29 @@ class Fdp final : public PrefetchPolicy {
  public:
   explicit Fdp(const PolicyContext& ctx)
       : PrefetchPolicy(ctx),
-        engine_(ctx.engine()),
-        mine_(ctx.va_space.blocks().size(), 0),
         min_feedback_(ctx.params["min_feedback"].get<std::uint64_t>()),
         fraction_(ctx.params["switch_fraction"].get<double>()),
         aggressive_(ctx.params["aggressive_threshold"].get<unsigned>()),
         conservative_(ctx.params["default_threshold"].is_null()
                           ? ctx.config.driver.prefetch_threshold
                           : ctx.params["default_threshold"].get<unsigned>()),
-        queue_max_(ctx.params["candidates"].get<std::size_t>()),
+        queue_(ctx.va_space.blocks().size(), ctx.params["candidates"].get<std::size_t>()),
         threshold_(conservative_) {}
 
   unsigned prefetch_threshold() const override { return threshold_; }
   bool uses_observability() const override { return true; }
 
   void on_prefetch(const VaBlock& b, const PageMask& pages, Tick) override {
-    if (queue_.size() == queue_max_) queue_.pop_front();  // keep the freshest prefetches
-    queue_.push_back({b.id, pages});
+    queue_.push(b.id, pages);
   }
-  void feedback_candidates(ObservationSink& sink, Tick) override {
-    while (!queue_.empty()) {
-      const Candidate c = queue_.front();
-      queue_.pop_front();
-      if (engine_.is_observed(c.block)) continue;
-      const bool more = sink.offer(c.block, &c.pages);
-      const ObservedRegion* o = engine_.observation(c.block);
-      if (o && o->purpose == ObservePurpose::Feedback) mine_[c.block] = 1;
-      if (!more) return;
-    }
-  }
+  void feedback_candidates(ObservationSink& sink, Tick) override { queue_.offer(sink); }
   void on_access_counter(const VaBlock& b, unsigned, ObservePurpose, Tick) override {
-    if (!mine_[b.id]) return;
-    mine_[b.id] = 0;
+    if (!queue_.take(b.id)) return;
     ++accessed_;
     decide();
   }
   void on_eviction(const VaBlock& b, Tick) override {
-    if (!mine_[b.id]) return;
-    mine_[b.id] = 0;
+    if (!queue_.take(b.id)) return;  // evicted while observed: never accessed
     ++evicted_;
     decide();
   }
@@ -66,10 +49,6 @@ class Fdp final : public PrefetchPolicy {
   }
 
  private:
-  struct Candidate {
-    std::uint32_t block;
-    PageMask pages;
-  };
   void decide() {
     const std::uint64_t sum = accessed_ + evicted_;
     if (sum <= min_feedback_) return;
@@ -80,13 +59,10 @@ class Fdp final : public PrefetchPolicy {
     threshold_ = t;
   }
 
-  const PolicyEngine& engine_;
-  std::vector<std::uint8_t> mine_;  ///< per block: observed as this policy's feedback candidate
-  std::deque<Candidate> queue_;
   std::uint64_t min_feedback_;
   double fraction_;
   unsigned aggressive_, conservative_;
-  std::size_t queue_max_;
+  FeedbackQueue queue_;
   unsigned threshold_;
   std::uint64_t accessed_ = 0, evicted_ = 0, switches_ = 0;
 };

@@ -1,7 +1,7 @@
 // Region-Grain Prefetching (ObservUVM §VI-D, Figure 8): a next-region (2 MB) prefetcher for
 // streaming allocations, timed by observability.
 //  * Streaming detection, per allocation (VA range): successive faulting regions that are
-//    neighbours (the same or the next/previous 2 MB region) raise a confidence score, jumps
+//    neighbours (the next or previous 2 MB region) raise a confidence score, jumps
 //    lower it (by 2); the range is streaming while the score is at least `confidence`.
 //  * In a streaming range a fault prefetches its whole 2 MB region (the tree prefetcher runs
 //    elsewhere, at the threshold prefetch_threshold() returns).
@@ -11,9 +11,7 @@
 //    ahead of the stream: early enough to hide the migration, not so early that it evicts
 //    regions still in use.
 #include <algorithm>
-#include <deque>
-
-#include "policies/policy.h"
+#include "policies/prefetch/feedback_queue.h"
 
 namespace uvmsim {
 namespace {
@@ -25,7 +23,7 @@ class Rgp final : public PrefetchPolicy {
         engine_(ctx.engine()),
         va_(ctx.va_space),
         ranges_(ctx.va_space.ranges().size()),
-        trigger_(ctx.va_space.blocks().size(), 0),
+        triggers_queue_(ctx.va_space.blocks().size(), 64),
         confidence_(ctx.params["confidence"].get<int>()),
         distance_(ctx.params["distance"].get<std::uint32_t>()),
         whole_(ctx.params["whole_region"].get<bool>()) {}
@@ -35,9 +33,11 @@ class Rgp final : public PrefetchPolicy {
   void on_page_fault(const VaBlock& b, unsigned, Tick) override {
     Range& r = ranges_[b.range];
     if (r.last == b.id) return;
-    const bool neighbour = r.last != kNoBlock && (b.id + 1 == r.last || r.last + 1 == b.id);
-    r.score =
-        neighbour ? std::min(r.score + 1, 2 * confidence_) : std::max(r.score - 2, -confidence_);
+    if (r.last != kNoBlock) {  // the range's first fault is neither
+      const bool neighbour = b.id + 1 == r.last || r.last + 1 == b.id;
+      r.score =
+          neighbour ? std::min(r.score + 1, 2 * confidence_) : std::max(r.score - 2, -confidence_);
+    }
     r.last = b.id;
   }
   void compute(const Request& req, PageMask& out) override {
@@ -45,24 +45,11 @@ class Rgp final : public PrefetchPolicy {
     if (whole_ && streaming(req.block)) out |= req.block.valid_mask();
   }
   void on_prefetch(const VaBlock& b, const PageMask& pages, Tick) override {
-    if (!streaming(b)) return;
-    if (pending_.size() == 64) pending_.pop_front();
-    pending_.push_back({b.id, pages});
+    if (streaming(b)) triggers_queue_.push(b.id, pages);
   }
-  void feedback_candidates(ObservationSink& sink, Tick) override {
-    while (!pending_.empty()) {
-      const Candidate c = pending_.front();
-      pending_.pop_front();
-      if (engine_.is_observed(c.block)) continue;
-      const bool more = sink.offer(c.block, &c.pages);
-      const ObservedRegion* o = engine_.observation(c.block);
-      if (o && o->purpose == ObservePurpose::Feedback) trigger_[c.block] = 1;
-      if (!more) return;
-    }
-  }
+  void feedback_candidates(ObservationSink& sink, Tick) override { triggers_queue_.offer(sink); }
   void on_access_counter(const VaBlock& b, unsigned, ObservePurpose, Tick) override {
-    if (!trigger_[b.id]) return;
-    trigger_[b.id] = 0;
+    if (!triggers_queue_.take(b.id)) return;
     ++triggers_;
     const VaRange& r = va_.ranges()[b.range];
     const std::uint32_t end = r.first_block + r.num_blocks;
@@ -74,7 +61,7 @@ class Rgp final : public PrefetchPolicy {
       return;
     }
   }
-  void on_eviction(const VaBlock& b, Tick) override { trigger_[b.id] = 0; }
+  void on_eviction(const VaBlock& b, Tick) override { triggers_queue_.take(b.id); }
   void report(nlohmann::json& out) const override {
     std::uint64_t streaming_ranges = 0;
     for (const auto& r : ranges_) streaming_ranges += r.score >= confidence_;
@@ -88,17 +75,12 @@ class Rgp final : public PrefetchPolicy {
     std::uint32_t last = kNoBlock;
     int score = 0;
   };
-  struct Candidate {
-    std::uint32_t block;
-    PageMask pages;
-  };
   bool streaming(const VaBlock& b) const { return ranges_[b.range].score >= confidence_; }
 
   PolicyEngine& engine_;
   const VaSpace& va_;
   std::vector<Range> ranges_;
-  std::vector<std::uint8_t> trigger_;  ///< per block: holds one of this policy's triggers
-  std::deque<Candidate> pending_;
+  FeedbackQueue triggers_queue_;  ///< regions to get a trigger page, and those holding one
   int confidence_;
   std::uint32_t distance_;
   bool whole_;
