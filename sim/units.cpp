@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "sim/error.h"
+#include "sim/types.h"
 
 namespace uvmsim {
 
@@ -97,6 +98,20 @@ std::vector<std::string> split(const std::string& text, char sep) {
     out.push_back(text.substr(start, end - start));
     start = end + 1;
   }
+}
+
+const char* to_string(AccessKind k) {
+  switch (k) {
+    case AccessKind::Prefetch:
+      return "prefetch";
+    case AccessKind::Read:
+      return "read";
+    case AccessKind::Write:
+      return "write";
+    case AccessKind::Atomic:
+      return "atomic";
+  }
+  return "?";
 }
 
 }  // namespace uvmsim

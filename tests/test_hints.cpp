@@ -135,6 +135,25 @@ TEST(Hints, BadInputNamesFileAndField) {
             dir.file("none.json") + ": open: cannot read the hints file");
 }
 
+TEST(Hints, KernelEntriesOfOneFunctionShareRefIds) {
+  // A second entry of kernel "k" (another grid or pointer binding) lists the same instructions.
+  json j = sample();
+  json second = j["kernels"][0];
+  second["kernel"] = 1;
+  j["kernels"].push_back(second);
+  const Hints h = Hints::from_json(j, "h.json");
+  EXPECT_EQ(h.kernels[1].refs[0].id, 7u);
+  // Another function may not reuse them, and one kernel may not list an id twice.
+  j["kernels"][1]["name"] = "other";
+  EXPECT_EQ(error_of([&] { (void)Hints::from_json(j, "h.json"); }),
+            "h.json: hints.kernels[1].refs[0].id: duplicate ref id 7 (ref ids are unique across "
+            "the whole program)");
+  j = sample();
+  j["kernels"][0]["refs"][1]["id"] = 7;
+  EXPECT_NE(error_of([&] { (void)Hints::from_json(j, "h.json"); }).find("duplicate ref id 7"),
+            std::string::npos);
+}
+
 /// Writes a trace with allocations a, b and kernel k launched `launches` times, with `hints`.
 void write_trace(const std::string& path, std::optional<Hints> hints, int launches) {
   trace::Metadata m;

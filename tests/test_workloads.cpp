@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "sim/config.h"
+#include "sim/error.h"
 #include "sim/simulator.h"
 #include "tests/workload_check.h"
 
@@ -226,6 +227,419 @@ std::vector<Case> cases() {
                  EXPECT_LE(s.launches[3].read_bytes, e * 4 * (5 + 4 + 12 + 20));
                  EXPECT_EQ(s.launches[3].write_bytes, e * 20);
                }});
+  c.push_back({"hellinger", 3 * 64 * 64 * 4, {}, [](const TraceStats& s) {
+                 const std::uint64_t n = 64;
+                 expect_allocs(s, {{"A", n * n * 4}, {"B", n * n * 4}, {"C", n * n * 4}});
+                 expect_kernel(s, "hellinger", {4, 4, 1}, {16, 16, 1});
+                 EXPECT_EQ(launches(s), (Launches{{"hellinger", -1}}));
+                 EXPECT_EQ(s.launches[0].read_bytes, 4 * 2 * n * n * n);  // a[i][k], b[k][j]
+                 EXPECT_EQ(s.launches[0].write_bytes, 4 * n * n);
+               }});
+  for (const bool two : {false, true}) {
+    const std::uint64_t n = 64, t = 16, ops = two ? 4 : 2;
+    c.push_back({two ? "syr2k" : "syrk",
+                 (two ? 3 : 2) * n * n * 4,
+                 {{"tile", "16"}},
+                 [=](const TraceStats& s) {
+                   Allocs a = {{"A", n * n * 4}};
+                   if (two) a.emplace_back("B", n * n * 4);
+                   a.emplace_back("C", n * n * 4);
+                   expect_allocs(s, a);
+                   const std::string k = two ? "syr2k_kernel" : "syrk_kernel";
+                   expect_kernel(s, k, {4, 4, 1}, {16, 16, 1}, ops * t * t * 4);
+                   EXPECT_EQ(launches(s), (Launches{{k, -1}}));
+                   // Lower-triangle blocks only: 4 * 5 / 2 = 10 of 16. Per thread and tile step
+                   // one element of each operand; C read and written once.
+                   const std::uint64_t threads = 10 * t * t;
+                   EXPECT_EQ(s.launches[0].read_bytes, 4 * (ops * threads * (n / t) + threads));
+                   EXPECT_EQ(s.launches[0].write_bytes, 4 * threads);
+                 }});
+  }
+  c.push_back({"lu", 1024 * 1024 * 4, {{"iters", "2"}}, [](const TraceStats& s) {
+                 const std::uint64_t n = 1024;  // 4 MB: at least two 2 MB blocks at 50 %
+                 expect_allocs(s, {{"A", n * n * 4}});
+                 expect_kernel(s, "lu_kernel1", {4, 1, 1}, {256, 1, 1});
+                 expect_kernel(s, "lu_kernel2", {32, 128, 1}, {32, 8, 1});
+                 EXPECT_EQ(launches(s), loop({"lu_kernel1", "lu_kernel2"}, 2));
+                 for (std::uint64_t k = 0; k < 2; ++k) {
+                   const std::uint64_t r = n - 1 - k;  // columns / rows beyond the pivot
+                   EXPECT_EQ(s.launches[2 * k].read_bytes, 2 * r * 4);
+                   EXPECT_EQ(s.launches[2 * k].write_bytes, r * 4);
+                   EXPECT_EQ(s.launches[2 * k + 1].read_bytes, 3 * r * r * 4);
+                   EXPECT_EQ(s.launches[2 * k + 1].write_bytes, r * r * 4);
+                 }
+               }});
+  c.push_back(
+      {"doitgen", (2 * 32 * 32 * 32 + 32 * 32) * 4, {{"iters", "2"}}, [](const TraceStats& s) {
+         const std::uint64_t n = 32;
+         expect_allocs(s, {{"A", n * n * n * 4}, {"C4", n * n * 4}, {"sum", n * n * n * 4}});
+         expect_kernel(s, "doitgen_kernel1", {1, 4, 1}, {32, 8, 1});
+         EXPECT_EQ(launches(s), loop({"doitgen_kernel1", "doitgen_kernel2"}, 2));
+         for (std::uint64_t r = 0; r < 2; ++r) {
+           EXPECT_EQ(s.launches[2 * r].read_bytes, 4 * 2 * n * n * n);  // A[r][q][s], C4[s][p]
+           EXPECT_EQ(s.launches[2 * r].write_bytes, 4 * n * n);
+           EXPECT_EQ(s.launches[2 * r + 1].read_bytes, 4 * n * n);
+           EXPECT_EQ(s.launches[2 * r + 1].write_bytes, 4 * n * n);
+         }
+       }});
+  c.push_back({"2dconv", 2 * 64 * 64 * 4, {{"iters", "2"}}, [](const TraceStats& s) {
+                 const std::uint64_t n = 64, inner = (n - 2) * (n - 2);
+                 expect_allocs(s, {{"A", n * n * 4}, {"B", n * n * 4}});
+                 expect_kernel(s, "Convolution2D_kernel", {2, 8, 1}, {32, 8, 1});
+                 EXPECT_EQ(launches(s), loop({"Convolution2D_kernel"}, 2));
+                 for (const auto& l : s.launches) {
+                   EXPECT_EQ(l.read_bytes, 9 * inner * 4);
+                   EXPECT_EQ(l.write_bytes, inner * 4);
+                 }
+               }});
+  c.push_back(
+      {"fdtd-2d", 3 * 64 * 64 * 4 + 8, {{"tmax", "2"}}, [](const TraceStats& s) {
+         const std::uint64_t n = 64;
+         expect_allocs(s, {{"_fict_", 8}, {"ex", n * n * 4}, {"ey", n * n * 4}, {"hz", n * n * 4}});
+         EXPECT_EQ(launches(s),
+                   loop({"fdtd_step1_kernel", "fdtd_step2_kernel", "fdtd_step3_kernel"}, 2));
+         for (std::uint64_t t = 0; t < 2; ++t) {
+           EXPECT_EQ(s.launches[3 * t].read_bytes, (n + 3 * (n - 1) * n) * 4);
+           EXPECT_EQ(s.launches[3 * t].write_bytes, n * n * 4);
+           EXPECT_EQ(s.launches[3 * t + 1].read_bytes, 3 * n * (n - 1) * 4);
+           EXPECT_EQ(s.launches[3 * t + 1].write_bytes, n * (n - 1) * 4);
+           EXPECT_EQ(s.launches[3 * t + 2].read_bytes, 5 * (n - 1) * (n - 1) * 4);
+           EXPECT_EQ(s.launches[3 * t + 2].write_bytes, (n - 1) * (n - 1) * 4);
+         }
+       }});
+  c.push_back(
+      {"hotspot", 3 * 64 * 64 * 4, {{"iters", "4"}, {"pyramid", "2"}}, [](const TraceStats& s) {
+         const std::uint64_t n = 64, small = 16 - 2 * 2, blocks = (n + small - 1) / small;
+         expect_allocs(
+             s,
+             {{"MatrixPower", n * n * 4}, {"MatrixTemp0", n * n * 4}, {"MatrixTemp1", n * n * 4}});
+         expect_kernel(s, "calculate_temp", {6, 6, 1}, {16, 16, 1}, 3 * 256 * 4);
+         EXPECT_EQ(launches(s), loop({"calculate_temp"}, 2));
+         EXPECT_NE(s.launches[0].kernel, s.launches[1].kernel);  // swapped buffers
+         // Threads whose halo'd index small*b - 2 + t falls inside the grid, per axis.
+         std::uint64_t cov = 0;
+         for (std::uint64_t b = 0; b < blocks; ++b) {
+           for (std::uint64_t t = 0; t < 16; ++t)
+             cov += small * b + t >= 2 && small * b + t - 2 < n;
+         }
+         for (const auto& l : s.launches) {
+           EXPECT_EQ(l.read_bytes, 2 * cov * cov * 4);  // temperature and power tile
+           EXPECT_EQ(l.write_bytes, n * n * 4);         // every cell computed once
+         }
+       }});
+  c.push_back({"srad", 6 * 64 * 64 * 4, {{"iters", "2"}}, [](const TraceStats& s) {
+                 const std::uint64_t n = 64;
+                 Allocs a;
+                 for (const char* name : {"J_cuda", "C_cuda", "E_C", "W_C", "N_C", "S_C"}) {
+                   a.emplace_back(name, n * n * 4);
+                 }
+                 expect_allocs(s, a);
+                 expect_kernel(s, "srad_cuda_1", {4, 4, 1}, {16, 16, 1}, 5 * 256 * 4);
+                 EXPECT_EQ(launches(s), loop({"srad_cuda_1", "srad_cuda_2"}, 2));
+                 for (std::uint64_t it = 0; it < 2; ++it) {
+                   EXPECT_EQ(s.launches[2 * it].read_bytes, 5 * n * n * 4);   // J and 4 neighbours
+                   EXPECT_EQ(s.launches[2 * it].write_bytes, 5 * n * n * 4);  // E, W, N, S, C
+                   EXPECT_EQ(s.launches[2 * it + 1].read_bytes, 8 * n * n * 4);
+                   EXPECT_EQ(s.launches[2 * it + 1].write_bytes, n * n * 4);
+                 }
+                 std::size_t roi_reads = 0;
+                 for (const auto& e : s.host) {
+                   roi_reads +=
+                       e.type == trace::HostEventType::CpuAccess && e.kind == AccessKind::Read;
+                 }
+                 EXPECT_EQ(roi_reads, 2 * n);  // the host reads the ROI's rows every iteration
+               }});
+  c.push_back(
+      {"pathfinder", 4 * 10 * 1024, {{"launches", "4"}, {"pyramid", "2"}}, [](const TraceStats& s) {
+         const std::uint64_t cols = 1024, rows = 9, small = 252, blocks = 5;
+         expect_allocs(s, {{"gpuWall", (rows - 1) * cols * 4},
+                           {"gpuResult0", cols * 4},
+                           {"gpuResult1", cols * 4}});
+         expect_kernel(s, "dynproc_kernel", {5, 1, 1}, {256, 1, 1}, 2 * 256 * 4);
+         EXPECT_EQ(launches(s), loop({"dynproc_kernel"}, 4));
+         auto count = [&](std::uint64_t lo, std::uint64_t hi) {
+           std::uint64_t c = 0;
+           for (std::uint64_t b = 0; b < blocks; ++b) {
+             for (std::uint64_t t = lo; t <= hi; ++t)
+               c += small * b + t >= 2 && small * b + t - 2 < cols;
+           }
+           return c;
+         };
+         const std::uint64_t reads = count(0, 255) + count(1, 254) + count(2, 253);
+         for (const auto& l : s.launches) {
+           EXPECT_EQ(l.read_bytes, reads * 4);
+           EXPECT_EQ(l.write_bytes, cols * 4);
+         }
+       }});
+  c.push_back(
+      {"backprop", 147664, {{"epochs", "1"}}, [](const TraceStats& s) {
+         const std::uint64_t in = 1024, b = in / 16, w = 17;
+         expect_allocs(s, {{"input_cuda", (in + 1) * 4},
+                           {"input_hidden_cuda", (in + 1) * w * 4},
+                           {"hidden_partial_sum", b * 16 * 4},
+                           {"hidden_delta_cuda", w * 4},
+                           {"input_prev_weights_cuda", (in + 1) * w * 4}});
+         expect_kernel(s, "bpnn_layerforward_CUDA", {1, 64, 1}, {16, 16, 1}, (16 + 256) * 4);
+         EXPECT_EQ(launches(s),
+                   (Launches{{"bpnn_layerforward_CUDA", 0}, {"bpnn_adjust_weights_cuda", 0}}));
+         EXPECT_EQ(s.launches[0].read_bytes, (b * 16 + b * 256) * 4);   // inputs, weights
+         EXPECT_EQ(s.launches[0].write_bytes, (b * 256 + b * 16) * 4);  // weights, sums
+         EXPECT_EQ(s.launches[1].read_bytes, (4 * b * 256 + 3 * 16) * 4);
+         EXPECT_EQ(s.launches[1].write_bytes, (2 * b * 256 + 2 * 16) * 4);
+       }});
+  c.push_back(
+      {"nw", 2 * 65 * 65 * 4, {}, [](const TraceStats& s) {
+         const std::uint64_t cols = 65;
+         expect_allocs(s, {{"referrence_cuda", cols * cols * 4}, {"matrix_cuda", cols * cols * 4}});
+         const Launches seq = {{"needle_cuda_shared_1", 0}, {"needle_cuda_shared_1", 1},
+                               {"needle_cuda_shared_1", 2}, {"needle_cuda_shared_1", 3},
+                               {"needle_cuda_shared_2", 0}, {"needle_cuda_shared_2", 1},
+                               {"needle_cuda_shared_2", 2}};
+         EXPECT_EQ(launches(s), seq);
+         const std::uint32_t grids[] = {1, 2, 3, 4, 3, 2, 1};
+         for (std::size_t i = 0; i < 7; ++i) {
+           const auto& k = s.meta.kernels.at(s.launches[i].kernel);
+           EXPECT_EQ(k.grid, (trace::Dim3{grids[i], 1, 1}));
+           EXPECT_EQ(k.block, (trace::Dim3{16, 1, 1}));
+           // per tile: corner, 16x16 reference, west column, north row; 16x16 written
+           EXPECT_EQ(s.launches[i].read_bytes, grids[i] * (1 + 256 + 16 + 16) * 4);
+           EXPECT_EQ(s.launches[i].write_bytes, grids[i] * 256 * 4);
+         }
+       }});
+  c.push_back({"kmeans",
+               512 * 36 + 48,
+               {{"features", "4"}, {"clusters", "3"}, {"iters", "2"}},
+               [](const TraceStats& s) {
+                 const std::uint64_t np = 512, f = 4, k = 3;
+                 expect_allocs(s, {{"feature_d", np * f * 4},
+                                   {"feature_flipped_d", np * f * 4},
+                                   {"membership_d", np * 4},
+                                   {"clusters_d", k * f * 4}});
+                 expect_kernel(s, "kmeansPoint", {2, 1, 1}, {256, 1, 1});
+                 EXPECT_EQ(
+                     launches(s),
+                     (Launches{{"invert_mapping", -1}, {"kmeansPoint", 0}, {"kmeansPoint", 1}}));
+                 EXPECT_EQ(s.launches[0].read_bytes, np * f * 4);
+                 EXPECT_EQ(s.launches[0].write_bytes, np * f * 4);
+                 for (int i = 1; i <= 2; ++i) {
+                   EXPECT_EQ(s.launches[i].read_bytes, 2 * np * f * k * 4);  // feature, centre
+                   EXPECT_EQ(s.launches[i].write_bytes, np * 4);
+                 }
+               }});
+  c.push_back({"nn", 12 * 1000, {{"queries", "2"}}, [](const TraceStats& s) {
+                 const std::uint64_t n = 1000;
+                 expect_allocs(s, {{"d_locations", n * 8}, {"d_distances", n * 4}});
+                 expect_kernel(s, "euclid", {4, 1, 1}, {256, 1, 1});
+                 EXPECT_EQ(launches(s), loop({"euclid"}, 2));
+                 for (const auto& l : s.launches) {
+                   EXPECT_EQ(l.read_bytes, n * 8);
+                   EXPECT_EQ(l.write_bytes, n * 4);
+                 }
+               }});
+  c.push_back({"ra", 70000, {{"threads", "256"}}, [](const TraceStats& s) {
+                 // the largest power-of-two table with the thread starts in 70000 bytes
+                 const std::uint64_t size = 8192, threads = 256, per = size / threads;
+                 expect_allocs(s, {{"Table", size * 8}, {"ran", threads * 8}});
+                 expect_kernel(s, "RandomAccessUpdate", {1, 1, 1}, {256, 1, 1});
+                 EXPECT_EQ(launches(s), (Launches{{"RandomAccessUpdate", -1}}));
+                 EXPECT_EQ(s.launches[0].read_bytes, (threads + threads * per) * 8);
+                 EXPECT_EQ(s.launches[0].write_bytes, threads * per * 8);
+               }});
+  c.push_back({"btree", 15 * 4096, {{"queries", "64"}}, [](const TraceStats& s) {
+                 const std::uint64_t q = 64, records = 4096, node = 4084;
+                 const auto h = s.meta.params["height"].get<std::uint64_t>();
+                 const auto nodes = s.meta.params["nodes"].get<std::uint64_t>();
+                 EXPECT_EQ(h, 2u);  // 8..16 leaves of 254..507 records under one root
+                 EXPECT_GE(nodes, 1 + records / 507);
+                 EXPECT_LE(nodes, 1 + (records + 253) / 254);
+                 expect_allocs(s, {{"knodesD", nodes * node},
+                                   {"recordsD", records * 4},
+                                   {"currKnodeD", q * 8},
+                                   {"offsetD", q * 8},
+                                   {"keysD", q * 4},
+                                   {"ansD", q * 4}});
+                 expect_kernel(s, "findK", {64, 1, 1}, {508, 1, 1});
+                 // Per level every thread reads currKnode, the key and two node keys; the match
+                 // reads offset and indices, thread 0 offset. At the leaf: currKnode, key, node
+                 // key, and the hit reads indices and the record.
+                 const std::uint64_t level = 508 * (8 + 4 + 4 + 4) + 8 + 4 + 8;
+                 EXPECT_EQ(s.launches[0].read_bytes, q * (h * level + 508 * 16 + 8));
+                 EXPECT_EQ(s.launches[0].write_bytes, q * ((h - 1) * 8 + h * 8 + 4));
+               }});
+  c.push_back({"xsbench", 22304 * 16, {{"lookups", "256"}}, [](const TraceStats& s) {
+                 const std::uint64_t g = 16, u = 68 * g, l = 256;
+                 expect_allocs(s, {{"num_nucs", 48},
+                                   {"concs", 12 * 34 * 8},
+                                   {"mats", 12 * 34 * 4},
+                                   {"unionized_energy_array", u * 8},
+                                   {"index_grid", u * 68 * 4},
+                                   {"nuclide_grid", u * 48},
+                                   {"verification", l * 8}});
+                 expect_kernel(s, "xs_lookup_kernel_baseline", {1, 1, 1}, {256, 1, 1});
+                 EXPECT_EQ(s.launches[0].write_bytes, l * 8);
+                 // num_nucs; 10 or 11 binary-search probes; per nuclide (4 .. 34 of them) mats,
+                 // concs, index grid and two nuclide grid points.
+                 const std::uint64_t per_nuc = 4 + 8 + 4 + 2 * 48;
+                 EXPECT_GE(s.launches[0].read_bytes, l * (4 + 10 * 8 + 4 * per_nuc));
+                 EXPECT_LE(s.launches[0].read_bytes, l * (4 + 11 * 8 + 34 * per_nuc));
+               }});
+  c.push_back({"spmm", 80000, {{"cols", "32"}, {"edge_factor", "2"}}, [](const TraceStats& s) {
+                 const std::uint64_t k = 256, n = 32;
+                 const auto nnz = s.meta.params["nnz"].get<std::uint64_t>();
+                 EXPECT_LE(nnz, 2 * 2 * k);
+                 EXPECT_GT(nnz, 2 * 2 * k * 9 / 10);
+                 expect_allocs(s, {{"csrRowPtrA", (k + 1) * 4},
+                                   {"csrColIndA", nnz * 4},
+                                   {"csrValA", nnz * 4},
+                                   {"B", k * n * 4},
+                                   {"C", k * n * 4}});
+                 expect_kernel(s, "csrmm_kernel", {32, 1, 1}, {32, 8, 1});
+                 // per element of C: two row pointers, then per non-zero of its row col, val, B
+                 EXPECT_EQ(s.launches[0].read_bytes, 4 * (2 * k * n + 3 * nnz * n));
+                 EXPECT_EQ(s.launches[0].write_bytes, 4 * k * n);
+               }});
+  c.push_back({"sssp", 80000, {{"edge_factor", "4"}}, [](const TraceStats& s) {
+                 const std::uint64_t v = 1024;
+                 const auto arcs = s.meta.params["arcs"].get<std::uint64_t>();
+                 expect_allocs(s, {{"d_row_offsets", (v + 1) * 4},
+                                   {"d_col_indices", arcs * 4},
+                                   {"d_weights", arcs * 4},
+                                   {"d_dist", v * 4},
+                                   {"d_mask", v},
+                                   {"d_updated", v},
+                                   {"d_changed", 4}});
+                 const auto seq = launches(s);
+                 ASSERT_GE(seq.size(), 6u);  // several rounds
+                 EXPECT_EQ(seq, loop({"sssp_relax", "sssp_update"},
+                                     static_cast<std::int32_t>(seq.size() / 2)));
+                 for (std::size_t i = 1; i < s.launches.size(); i += 2) {
+                   EXPECT_EQ(s.launches[i].read_bytes, v);   // updated[tid]
+                   EXPECT_GE(s.launches[i].write_bytes, v);  // mask[tid] = updated[tid], ...
+                 }
+                 // The last round relaxes the last frontier and finds no improvement.
+                 EXPECT_EQ(s.launches[s.launches.size() - 1].write_bytes, v);
+               }});
+  c.push_back({"minivite", 90000, {{"iters", "2"}, {"edge_factor", "4"}}, [](const TraceStats& s) {
+                 const std::uint64_t v = 512;
+                 const auto arcs = s.meta.params["arcs"].get<std::uint64_t>();
+                 expect_allocs(s, {{"edge_indices", (v + 1) * 8},
+                                   {"edge_list", arcs * 16},
+                                   {"vertex_degree", v * 8},
+                                   {"curr_comm", v * 8},
+                                   {"target_comm", v * 8},
+                                   {"comm_degree", v * 8},
+                                   {"modularity_partial", 2 * 8}});
+                 EXPECT_EQ(
+                     launches(s),
+                     loop({"louvain_best_community", "louvain_update", "louvain_modularity"}, 2));
+                 for (int it = 0; it < 2; ++it) {
+                   // own community, two offsets; per arc tail, weight, its community, that degree
+                   EXPECT_EQ(s.launches[3 * it].read_bytes, 8 * (3 * v + 4 * arcs));
+                   EXPECT_EQ(s.launches[3 * it].write_bytes, 8 * v);
+                   EXPECT_EQ(s.launches[3 * it + 2].read_bytes, 8 * v);
+                   EXPECT_EQ(s.launches[3 * it + 2].write_bytes, 8 * 2);
+                 }
+               }});
+  c.push_back({"fir", 8 * 2 * 512, {{"chunks", "2"}, {"taps", "4"}}, [](const TraceStats& s) {
+                 const std::uint64_t len = 512, taps = 4;
+                 expect_allocs(s, {{"input", 2 * len * 4},
+                                   {"output", 2 * len * 4},
+                                   {"coeff", taps * 4},
+                                   {"history", taps * 4}});
+                 expect_kernel(s, "fir_cuda", {2, 1, 1}, {256, 1, 1});
+                 EXPECT_EQ(launches(s), loop({"fir_cuda", "fir_save_history"}, 2));
+                 for (int c = 0; c < 2; ++c) {
+                   // per output sample and tap: a coefficient and an input (or history) sample
+                   EXPECT_EQ(s.launches[2 * c].read_bytes, 2 * len * taps * 4);
+                   EXPECT_EQ(s.launches[2 * c].write_bytes, len * 4);
+                   EXPECT_EQ(s.launches[2 * c + 1].read_bytes, taps * 4);
+                   EXPECT_EQ(s.launches[2 * c + 1].write_bytes, taps * 4);
+                 }
+               }});
+  c.push_back(
+      {"radix-sort", 16 * 2048, {}, [](const TraceStats& s) {
+         const std::uint64_t n = 2048, table = 16 * 2;
+         expect_allocs(s, {{"d_keys0", n * 4},
+                           {"d_keys1", n * 4},
+                           {"d_values0", n * 4},
+                           {"d_values1", n * 4},
+                           {"d_counts", table * 4},
+                           {"d_offsets", table * 4}});
+         expect_kernel(s, "radix_scatter", {2, 1, 1}, {256, 1, 1}, (2048 + 16) * 4);
+         EXPECT_EQ(launches(s), loop({"radix_histogram", "radix_scan", "radix_scatter"}, 8));
+         for (int p = 0; p < 8; ++p) {
+           EXPECT_EQ(s.launches[3 * p].read_bytes, n * 4);
+           EXPECT_EQ(s.launches[3 * p].write_bytes, table * 4);
+           EXPECT_EQ(s.launches[3 * p + 1].read_bytes, table * 4);
+           EXPECT_EQ(s.launches[3 * p + 1].write_bytes, table * 4);
+           EXPECT_EQ(s.launches[3 * p + 2].read_bytes, (2 * n + table) * 4);
+           EXPECT_EQ(s.launches[3 * p + 2].write_bytes, 2 * n * 4);
+         }
+       }});
+  c.push_back({"hash-join", 256 * 88 + 4, {}, [](const TraceStats& s) {
+                 const std::uint64_t nr = 256, ns = 1024, slots = 512;
+                 expect_allocs(s, {{"R", nr * 8},
+                                   {"S", ns * 8},
+                                   {"hash_table", slots * 8},
+                                   {"result_count", 4},
+                                   {"results", ns * 8}});
+                 EXPECT_EQ(launches(s), (Launches{{"build_kernel", -1}, {"probe_kernel", -1}}));
+                 const auto m = s.meta.params["matches"].get<std::uint64_t>();
+                 EXPECT_GT(m, ns * 4 / 10);  // 50 % of the probes match
+                 EXPECT_LT(m, ns * 6 / 10);
+                 EXPECT_EQ(s.launches[0].read_bytes, nr * 8);
+                 EXPECT_GE(s.launches[0].write_bytes, nr * 4 * 2);  // >= one CAS and the payload
+                 // per probe tuple: the tuple and >= 1 slot key; per match the payload; the match
+                 // bumps the counter and writes one result
+                 EXPECT_GE(s.launches[1].read_bytes, ns * 8 + ns * 4 + m * 4);
+                 EXPECT_EQ(s.launches[1].write_bytes, m * (4 + 8));
+               }});
+  // The CNNs with every channel count divided by 16: each layer writes its output tensor once.
+  auto dnn_case = [](const std::string& name, std::uint64_t footprint,
+                     std::vector<std::string> layers, std::uint64_t batch) {
+    return Case{
+        name, footprint, {{"channel_div", "16"}, {"batches", "2"}}, [=](const TraceStats& s) {
+          EXPECT_EQ(s.meta.params["batch"].get<std::uint64_t>(), batch);
+          Launches seq;
+          for (std::int32_t i = 0; i < 2; ++i) {
+            for (const auto& l : layers) seq.emplace_back(l, i);
+          }
+          EXPECT_EQ(launches(s), seq);
+          std::map<std::string, std::uint64_t> size;
+          for (const auto& a : s.meta.allocations) size[a.name] = a.size;
+          EXPECT_EQ(size["data"], batch * 3 * 227 * 227 * 4);
+          for (const auto& l : s.launches) {
+            const std::string k = s.meta.kernels.at(l.kernel).name;
+            const auto e1 = k.find("_expand1x1"), e3 = k.find("_expand3x3");
+            if (e1 == std::string::npos && e3 == std::string::npos) {
+              EXPECT_EQ(l.write_bytes, size[k + "_out"]) << k;
+            }
+          }
+          for (std::size_t i = 0; i + 1 < s.launches.size(); ++i) {
+            const std::string k = s.meta.kernels.at(s.launches[i].kernel).name;
+            if (k.find("_expand1x1") == std::string::npos) continue;
+            const std::string fire = k.substr(0, k.find('_'));
+            EXPECT_EQ(s.launches[i].write_bytes + s.launches[i + 1].write_bytes,
+                      size[fire + "_concat"]);
+          }
+        }};
+  };
+  c.push_back(dnn_case(
+      "alexnet", 2 << 20,
+      {"conv1", "pool1", "conv2", "pool2", "conv3", "conv4", "conv5", "pool5", "fc6", "fc7", "fc8"},
+      1));
+  std::vector<std::string> sn = {"conv1", "pool1"};
+  for (const char* f :
+       {"fire2", "fire3", "fire4", "pool4", "fire5", "fire6", "fire7", "fire8", "pool8", "fire9"}) {
+    if (f[0] == 'p') {
+      sn.emplace_back(f);
+      continue;
+    }
+    for (const char* part : {"_squeeze1x1", "_expand1x1", "_expand3x3"})
+      sn.push_back(std::string(f) + part);
+  }
+  sn.insert(sn.end(), {"conv10", "pool10"});
+  c.push_back(dnn_case("squeezenet", 2 << 20, sn, 1));
   return c;
 }
 
@@ -301,6 +715,34 @@ TEST(WorkloadLibrary, RefIdsAreUniqueAcrossTheTrace) {
   EXPECT_GT(refs, 40u);
   // Ids are 0..refs-1 and every launch only uses its own kernel's refs (checked per case).
   EXPECT_EQ(*ids.rbegin(), refs - 1);
+}
+
+}  // namespace
+}  // namespace uvmsim::test
+
+namespace uvmsim::test {
+namespace {
+
+TEST(WorkloadLibrary, TinyFootprintsGenerateOrFailCleanly) {
+  // The smallest footprints clamp the problem to its minimum size or are a UserError; nothing
+  // crashes and nothing is left behind on failure.
+  TempDir dir;
+  for (const gen::Generator* g : gen::generators()) {
+    if (g->name == "touch") continue;  // sized by its own parameters
+    for (std::uint64_t fp : {std::uint64_t{1}, std::uint64_t{4096}}) {
+      const std::string out = dir.file("tiny.uvt");
+      try {
+        gen::generate(g->name, fp, {}, 1, out);
+        trace::TraceReader r(out);
+        EXPECT_GT(r.launches().size(), 0u) << g->name;
+      } catch (const UserError& e) {
+        EXPECT_NE(std::string(e.what()).find("--footprint"), std::string::npos)
+            << g->name << ": " << e.what();
+        EXPECT_FALSE(std::filesystem::exists(out)) << g->name;
+      }
+      std::filesystem::remove(out);
+    }
+  }
 }
 
 }  // namespace

@@ -53,9 +53,16 @@ TEST(WorkloadCharacter, StreamingKernelsFaultBlocksInAddressOrder) {
   sim.run();
   // First population of each 2 MB block — a demand migration of CPU-initialised inputs, a zero
   // fill of the outputs — in simulated-time order, per allocation.
-  auto rows = read_events(dir.file("events.csv"));
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const CsvRow& a, const CsvRow& b) { return a.time_ns < b.time_ns; });
+  // Rows in time order; equal times keep file order. (std::sort on indices: std::stable_sort's
+  // temporary buffer trips the allocation-counting operator new of test_trace_format.cpp.)
+  const auto events = read_events(dir.file("events.csv"));
+  std::vector<std::size_t> order(events.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return events[a].time_ns != events[b].time_ns ? events[a].time_ns < events[b].time_ns : a < b;
+  });
+  std::vector<CsvRow> rows;
+  for (std::size_t i : order) rows.push_back(events[i]);
   std::map<std::uint32_t, std::vector<Addr>> first;
   std::set<Addr> seen;
   for (const CsvRow& r : rows) {
@@ -184,14 +191,12 @@ TEST(WorkloadCharacter, FloydWarshallAndGramschmidtWalkDisjointPartsPerIteration
   }
 }
 
-/// Fraction of consecutive records (same warp) of a ref whose address goes down.
+/// Fraction of consecutive records of a ref (in trace order, within a launch) whose address
+/// goes down.
 double descending_fraction(const std::vector<Access>& recs) {
   std::size_t down = 0, pairs = 0;
   for (std::size_t i = 1; i < recs.size(); ++i) {
-    if (recs[i].launch != recs[i - 1].launch || recs[i].tb != recs[i - 1].tb ||
-        recs[i].warp != recs[i - 1].warp) {
-      continue;
-    }
+    if (recs[i].launch != recs[i - 1].launch) continue;
     ++pairs;
     down += recs[i].r.va < recs[i - 1].r.va;
   }
@@ -208,6 +213,8 @@ TEST(WorkloadCharacter, IrregularWorkloadsAreDataDependent) {
   TempDir dir;
   const std::vector<Irregular> cases = {
       {"bfs", 80 << 10, "Kernel", "d_graph_visited"},
+      {"btree", 15 * 4096, "findK", "knodesD"},
+      {"xsbench", 22304 * 16, "xs_lookup_kernel_baseline", "unionized_energy_array"},
   };
   for (const Irregular& c : cases) {
     const std::string t = gen_trace(dir, c.name, c.footprint);
@@ -230,13 +237,16 @@ TEST(WorkloadCharacter, IrregularWorkloadsAreDataDependent) {
   const trace::Metadata gm = trace::TraceReader(g).metadata();
   const trace::RefHint* b = find_ref(gm, "gemm_kernel", "B", AccessKind::Read);
   EXPECT_FALSE(b->data_dependent);
-  EXPECT_EQ(descending_fraction(records_of(g, b->id)), 0.0);
+  EXPECT_LT(descending_fraction(records_of(g, b->id)), 0.05);  // only where a warp starts
 }
 
 TEST(WorkloadCharacter, SeedsMakeIrregularInputsReproducible) {
   TempDir dir;
   const std::vector<std::pair<std::string, std::uint64_t>> seeded = {
-      {"bfs", 80 << 10}, {"floyd-warshall", 32 << 10}, {"cfd", 132 * 192 * 4}};
+      {"bfs", 80 << 10},    {"floyd-warshall", 32 << 10}, {"cfd", 132 * 192 * 4},
+      {"btree", 15 * 4096}, {"xsbench", 22304 * 16},      {"ra", 70000},
+      {"hash-join", 22532}, {"radix-sort", 32768},        {"spmm", 80000},
+      {"sssp", 80000},      {"minivite", 90000}};
   for (const auto& [name, fp] : seeded) {
     const auto a = file_bytes(gen_trace(dir, name, fp, {}, 7, "a.uvt"));
     const auto b = file_bytes(gen_trace(dir, name, fp, {}, 7, "b.uvt"));

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "sim/error.h"
 #include "traces/json_fields.h"
@@ -21,30 +22,18 @@ constexpr const char* kFormatName = "uvmsim-hints";
 
 const char* const kPatternNames[] = {"streaming", "strided", "tiled", "shared", "irregular"};
 
-json affine_to_json(const Affine& a) {
-  if (a.per_iteration == 0) return a.base;
-  return json{{"base", a.base}, {"per_iteration", a.per_iteration}};
-}
-
-const char* kind_name(AccessKind k) {
-  switch (k) {
-    case AccessKind::Read:
-      return "read";
-    case AccessKind::Write:
-      return "write";
-    case AccessKind::Atomic:
-      return "atomic";
-    case AccessKind::Prefetch:
-      break;
-  }
-  return "prefetch";
+json poly_to_json(const Poly& a) {
+  if (a.per_iteration == 0 && a.per_iteration_squared == 0) return a.base;
+  json j{{"base", a.base}, {"per_iteration", a.per_iteration}};
+  if (a.per_iteration_squared != 0) j["per_iteration_squared"] = a.per_iteration_squared;
+  return j;
 }
 
 /// Hint-specific readers on top of the shared field reader.
 struct HintFields : Fields {
   using Fields::Fields;
 
-  Affine affine(const std::string& key, bool required) const {
+  Poly poly(const std::string& key, bool required) const {
     const json* v = find(key, required);
     if (v == nullptr) return {};
     if (v->is_number_integer()) return {to_i64(*v, field(key)), 0};
@@ -52,7 +41,8 @@ struct HintFields : Fields {
       fail(field(key), "expected an integer or {\"base\": B, \"per_iteration\": S}");
     }
     const Fields f(*v, where(), field(key));
-    return {f.i64("base", true), f.i64("per_iteration", false)};
+    return {f.i64("base", true), f.i64("per_iteration", false),
+            f.i64("per_iteration_squared", false)};
   }
 
   AccessPattern pattern(const std::string& key) const {
@@ -79,10 +69,20 @@ const char* to_string(HintSource s) { return s == HintSource::Static ? "static" 
 
 const char* to_string(AccessPattern p) { return kPatternNames[static_cast<std::size_t>(p)]; }
 
-std::uint64_t Affine::at(std::int32_t iteration) const {
+std::uint64_t Poly::at(std::int32_t iteration) const {
   const std::int64_t it = iteration < 0 ? 0 : iteration;
-  const std::int64_t v = base + per_iteration * it;
+  const std::int64_t v = base + per_iteration * it + per_iteration_squared * it * it;
   return v < 0 ? 0 : static_cast<std::uint64_t>(v);
+}
+
+Poly Poly::operator*(const Poly& o) const {
+  if ((per_iteration_squared != 0 && (o.per_iteration != 0 || o.per_iteration_squared != 0)) ||
+      (o.per_iteration_squared != 0 && per_iteration != 0)) {
+    throw std::logic_error("Poly product exceeds degree 2");
+  }
+  return {base * o.base, base * o.per_iteration + per_iteration * o.base,
+          base * o.per_iteration_squared + per_iteration_squared * o.base +
+              per_iteration * o.per_iteration};
 }
 
 const UseHint* KernelHint::use(std::uint32_t alloc) const {
@@ -109,10 +109,10 @@ json Hints::to_json() const {
     json uses = json::array();
     for (const auto& u : k.uses) {
       uses.push_back({{"alloc", u.alloc},
-                      {"reads", affine_to_json(u.reads)},
-                      {"writes", affine_to_json(u.writes)},
-                      {"bytes", affine_to_json(u.bytes)},
-                      {"bytes_per_tb", affine_to_json(u.bytes_per_tb)},
+                      {"reads", poly_to_json(u.reads)},
+                      {"writes", poly_to_json(u.writes)},
+                      {"bytes", poly_to_json(u.bytes)},
+                      {"bytes_per_tb", poly_to_json(u.bytes_per_tb)},
                       {"pattern", to_string(u.pattern)},
                       {"data_dependent", u.data_dependent},
                       {"iteration_dependent", u.iteration_dependent},
@@ -122,16 +122,16 @@ json Hints::to_json() const {
     for (const auto& r : k.refs) {
       json jr = {{"id", r.id},
                  {"alloc", r.alloc},
-                 {"kind", kind_name(r.kind)},
+                 {"kind", uvmsim::to_string(r.kind)},
                  {"bytes", r.bytes},
-                 {"count", affine_to_json(r.count)},
-                 {"bytes_per_tb", affine_to_json(r.bytes_per_tb)},
+                 {"count", poly_to_json(r.count)},
+                 {"bytes_per_tb", poly_to_json(r.bytes_per_tb)},
                  {"pattern", to_string(r.pattern)},
                  {"data_dependent", r.data_dependent},
                  {"conditional", r.conditional}};
       if (r.window) {
-        jr["window"] = {{"start", affine_to_json(r.window->start)},
-                        {"span", affine_to_json(r.window->span)}};
+        jr["window"] = {{"start", poly_to_json(r.window->start)},
+                        {"span", poly_to_json(r.window->span)}};
       }
       refs.push_back(std::move(jr));
     }
@@ -190,7 +190,9 @@ Hints Hints::from_json(const json& j, const std::string& where, const std::strin
   }
 
   const json& kerns = root.array("kernels");
-  std::set<std::uint32_t> ref_ids;
+  // A static instruction belongs to one kernel function: kernel entries of the same function (other
+  // launch configurations or pointer bindings) may list it again, other functions may not.
+  std::map<std::uint32_t, std::string> ref_owner;
   for (std::size_t i = 0; i < kerns.size(); ++i) {
     const std::string kpath = path + ".kernels[" + std::to_string(i) + "]";
     const HintFields f(kerns[i], where, kpath);
@@ -211,10 +213,10 @@ Hints Hints::from_json(const json& j, const std::string& where, const std::strin
       if (k.use(use.alloc) != nullptr) {
         g.fail(g.field("alloc"), "allocation " + std::to_string(use.alloc) + " listed twice");
       }
-      use.reads = g.affine("reads", true);
-      use.writes = g.affine("writes", true);
-      use.bytes = g.affine("bytes", true);
-      use.bytes_per_tb = g.affine("bytes_per_tb", true);
+      use.reads = g.poly("reads", true);
+      use.writes = g.poly("writes", true);
+      use.bytes = g.poly("bytes", true);
+      use.bytes_per_tb = g.poly("bytes_per_tb", true);
       use.pattern = g.pattern("pattern");
       use.data_dependent = g.boolean("data_dependent", false);
       use.iteration_dependent = g.boolean("iteration_dependent", false);
@@ -224,7 +226,7 @@ Hints Hints::from_json(const json& j, const std::string& where, const std::strin
     const json refs = f.array_or_empty("refs");
     // Per allocation: sums over the memops, which must agree with the use's totals.
     struct Sums {
-      Affine reads, writes, bytes;
+      Poly reads, writes, bytes;
       bool data_dependent = false, iteration_dependent = false, estimated = false;
     };
     std::map<std::uint32_t, Sums> sums;
@@ -232,7 +234,10 @@ Hints Hints::from_json(const json& j, const std::string& where, const std::strin
       const HintFields g(refs[r], where, kpath + ".refs[" + std::to_string(r) + "]");
       RefHint ref;
       ref.id = g.u32("id", true);
-      if (!ref_ids.insert(ref.id).second) {
+      const auto [owner, fresh] = ref_owner.emplace(ref.id, k.name);
+      const bool listed_here = std::any_of(k.refs.begin(), k.refs.end(),
+                                           [&](const RefHint& o) { return o.id == ref.id; });
+      if (listed_here || (!fresh && (owner->second != k.name || k.name.empty()))) {
         g.fail(g.field("id"), "duplicate ref id " + std::to_string(ref.id) +
                                   " (ref ids are unique across the whole program)");
       }
@@ -244,14 +249,14 @@ Hints Hints::from_json(const json& j, const std::string& where, const std::strin
       ref.kind = g.kind("kind");
       ref.bytes = g.u32("bytes", true);
       if (ref.bytes == 0) g.fail(g.field("bytes"), "must be positive");
-      ref.count = g.affine("count", true);
-      ref.bytes_per_tb = g.affine("bytes_per_tb", true);
+      ref.count = g.poly("count", true);
+      ref.bytes_per_tb = g.poly("bytes_per_tb", true);
       ref.pattern = g.pattern("pattern");
       ref.data_dependent = g.boolean("data_dependent", false);
       ref.conditional = g.boolean("conditional", false);
       if (g.has("window")) {
         const HintFields w(refs[r]["window"], where, g.field("window"));
-        ref.window = IterationWindow{w.affine("start", true), w.affine("span", true)};
+        ref.window = IterationWindow{w.poly("start", true), w.poly("span", true)};
       }
       Sums& s = sums[ref.alloc];
       (ref.kind == AccessKind::Read ? s.reads : s.writes) =

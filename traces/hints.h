@@ -40,26 +40,35 @@ enum class AccessPattern : std::uint8_t {
 const char* to_string(HintSource s);
 const char* to_string(AccessPattern p);
 
-/// A quantity that may depend on the host-loop iteration `it` of the launch: base + per_iteration
-/// * it (it = 0 for launches outside a loop). Negative results clamp to 0.
-struct Affine {
+/// A quantity that may depend on the host-loop iteration `it` of the launch: a polynomial of
+/// degree <= 2, base + per_iteration * it + per_iteration_squared * it^2 (it = 0 for launches
+/// outside a loop). Triangular loop nests (lu, gramschmidt) give linear or quadratic counts in the
+/// outer induction variable. Negative results clamp to 0.
+struct Poly {
   std::int64_t base = 0;
   std::int64_t per_iteration = 0;
-  Affine() = default;
-  Affine(std::int64_t b, std::int64_t step = 0) : base(b), per_iteration(step) {}  // NOLINT
+  std::int64_t per_iteration_squared = 0;
+  Poly() = default;
+  Poly(std::int64_t b, std::int64_t step = 0, std::int64_t sq = 0)  // NOLINT: implicit from int
+      : base(b), per_iteration(step), per_iteration_squared(sq) {}
   std::uint64_t at(std::int32_t iteration) const;
-  Affine operator+(const Affine& o) const {
-    return {base + o.base, per_iteration + o.per_iteration};
+  Poly operator+(const Poly& o) const {
+    return {base + o.base, per_iteration + o.per_iteration,
+            per_iteration_squared + o.per_iteration_squared};
   }
-  Affine operator*(std::int64_t k) const { return {base * k, per_iteration * k}; }
-  bool operator==(const Affine&) const = default;
+  Poly operator*(std::int64_t k) const {
+    return {base * k, per_iteration * k, per_iteration_squared * k};
+  }
+  /// Product of two polynomials of degree <= 1 (throws std::logic_error beyond degree 2).
+  Poly operator*(const Poly& o) const;
+  bool operator==(const Poly&) const = default;
 };
 
 /// The byte window [start, start + span) of an allocation that an iteration-dependent memop
 /// touches in iteration `it` (SUV's min offset and span, §V-B "Calculating span").
 struct IterationWindow {
-  Affine start;  ///< start.base = offset at iteration 0, start.per_iteration = shift per iteration
-  Affine span;
+  Poly start;  ///< start.base = offset at iteration 0, start.per_iteration = shift per iteration
+  Poly span;
   bool operator==(const IterationWindow&) const = default;
 };
 
@@ -69,8 +78,8 @@ struct RefHint {
   std::uint32_t alloc = 0;
   AccessKind kind = AccessKind::Read;
   std::uint32_t bytes = 4;  ///< bytes one thread accesses per execution
-  Affine count;             ///< thread-level executions per launch (upper bound if estimated)
-  Affine bytes_per_tb;      ///< extent of one TB's addresses (max - min + bytes), max over TBs
+  Poly count;               ///< thread-level executions per launch (upper bound if estimated)
+  Poly bytes_per_tb;        ///< extent of one TB's addresses (max - min + bytes), max over TBs
   AccessPattern pattern = AccessPattern::Streaming;
   bool data_dependent = false;  ///< address computed from loaded data (indirect, pointer chase)
   bool conditional = false;     ///< under a data-dependent branch: `count` assumes it is taken
@@ -81,9 +90,9 @@ struct RefHint {
 /// What one kernel does to one allocation, per launch.
 struct UseHint {
   std::uint32_t alloc = 0;
-  Affine reads, writes;  ///< thread-level loads / stores (atomics count as writes)
-  Affine bytes;          ///< bytes accessed (sum over memops of count x bytes)
-  Affine bytes_per_tb;   ///< one TB's working set: the largest extent of its memops
+  Poly reads, writes;  ///< thread-level loads / stores (atomics count as writes)
+  Poly bytes;          ///< bytes accessed (sum over memops of count x bytes)
+  Poly bytes_per_tb;   ///< one TB's working set: the largest extent of its memops
   AccessPattern pattern = AccessPattern::Streaming;
   bool data_dependent = false;       ///< some memop's address depends on loaded data
   bool iteration_dependent = false;  ///< some memop has an iteration window

@@ -1,5 +1,6 @@
 // `uvmsim gen`: write a synthetic workload trace with one of the registered generators.
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <cstdio>
 #include <ostream>
 
@@ -122,7 +123,10 @@ int cmd_gen(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   }
   opts.fold_repeats = vm.count("no-fold") == 0;
 
+  const auto start = std::chrono::steady_clock::now();
   gen::generate(name, footprint, params, seed, output, opts);
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // Reading the result back both validates it and gives the summary.
   trace::TraceReader reader(output);
@@ -134,6 +138,10 @@ int cmd_gen(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   out << "wrote " << output << ": " << name << ", " << reader.launches().size() << " launch(es), "
       << tbs << " threadblocks, " << records << " records, " << format_bytes(reader.file_bytes())
       << "\n";
+  char speed[96];
+  std::snprintf(speed, sizeof speed, "generation: %.3f s, %.2f M records/s\n", secs,
+                secs > 0 ? static_cast<double>(records) / secs / 1e6 : 0.0);
+  out << speed;
   return 0;
 }
 

@@ -43,19 +43,7 @@ std::string dims(const json& v) {
   return s;
 }
 
-const char* kind_name(AccessKind k) {
-  switch (k) {
-    case AccessKind::Prefetch:
-      return "prefetch";
-    case AccessKind::Read:
-      return "read";
-    case AccessKind::Write:
-      return "write";
-    case AccessKind::Atomic:
-      return "atomic";
-  }
-  return "?";
-}
+const char* kind_name(AccessKind k) { return to_string(k); }
 
 const char* processor_name(Processor p) { return p == Processor::Cpu ? "cpu" : "gpu"; }
 

@@ -62,33 +62,24 @@ void write_bfs(GenContext& ctx) {
   wl.body(k1, [=, &g, &level](Block& blk, std::int32_t it) {
     const auto l = static_cast<std::uint32_t>(it);
     blk.warps([&](Warp& w) {
-      std::uint64_t tid[32], deg[32] = {};
-      bool active[32];
-      std::uint64_t max_deg = 0;
-      for (std::uint32_t i = 0; i < w.size(); ++i) {
-        tid[i] = blk.gx(w.lane(i));
-        active[i] = tid[i] < v && level[tid[i]] == l;  // g_graph_mask[tid]
-        if (active[i]) max_deg = std::max(max_deg, deg[i] = g.degree(tid[i]));
-      }
-      w.op_lane(k1_mask, kIndexGap, [&](std::uint32_t i) { return tid[i] < v ? tid[i] : kOff; });
-      auto me = [&](std::uint32_t i) { return active[i] ? tid[i] : kOff; };
-      w.op_lane(k1_nodes, kAluGap, me);
-      w.op_lane(k1_unmask, 0, me);
-      for (std::uint64_t e = 0; e < max_deg; ++e) {
-        auto arc = [&](std::uint32_t i) {
-          return active[i] && e < deg[i] ? g.offsets[tid[i]] + e : kOff;
+      auto tid = [&](const Thread& t) { return blk.gx(t) < v ? blk.gx(t) : kOff; };
+      auto me = [&](const Thread& t) {  // if (g_graph_mask[tid])
+        return tid(t) != kOff && level[tid(t)] == l ? tid(t) : kOff;
+      };
+      w.op(k1_mask, kIndexGap, tid);
+      w.op(k1_nodes, kAluGap, me);
+      w.op(k1_unmask, 0, me);
+      for_each_arc_step(w, g, me, [&](std::uint64_t, auto&& arc, auto&& head) {
+        auto fresh = [&](const Thread& t) {  // !g_graph_visited[id]
+          return head(t) != kOff && level[head(t)] > l ? head(t) : kOff;
         };
-        auto head = [&](std::uint32_t i) { return arc(i) == kOff ? kOff : g.targets[arc(i)]; };
-        auto fresh = [&](std::uint32_t i) {  // !g_graph_visited[id]
-          return head(i) != kOff && level[head(i)] > l ? head(i) : kOff;
-        };
-        w.op_lane(k1_edge, kAluGap, arc);
-        w.op_lane(k1_visited, kIndexGap, head);
-        w.op_lane(k1_cost_me, kIndexGap,
-                  [&](std::uint32_t i) { return fresh(i) == kOff ? kOff : tid[i]; });
-        w.op_lane(k1_cost, kAluGap, fresh);
-        w.op_lane(k1_upd, 0, fresh);
-      }
+        w.op(k1_edge, kAluGap, arc);
+        w.op(k1_visited, kIndexGap, head);
+        w.op(k1_cost_me, kIndexGap,
+             [&](const Thread& t) { return fresh(t) == kOff ? kOff : me(t); });
+        w.op(k1_cost, kAluGap, fresh);
+        w.op(k1_upd, 0, fresh);
+      });
     });
   });
 
@@ -114,7 +105,7 @@ void write_bfs(GenContext& ctx) {
     });
   });
 
-  for (std::uint32_t id : {nodes, edges, mask, updating, visited, cost}) wl.cpu_write(id);
+  wl.cpu_write({nodes, edges, mask, updating, visited, cost});
   for (std::uint32_t l = 0; l <= depth; ++l) {  // do { ... } while (stop)
     wl.cpu(over, AccessKind::Write, 0, 1);      // stop = false; copied to d_over
     wl.launch(k1, static_cast<std::int32_t>(l));

@@ -38,7 +38,7 @@ void write_blackscholes(GenContext& ctx) {
     });
   });
   for (int i : {2, 3, 4}) wl.cpu_write(arr[i]);
-  for (std::uint64_t it = 0; it < iters; ++it) wl.launch(k, static_cast<std::int32_t>(it));
+  wl.loop(iters, {k});
   wl.write();
 }
 

@@ -146,7 +146,7 @@ void write_cfd(GenContext& ctx) {
     });
   });
 
-  for (std::uint32_t id : {areas, ese, normals}) wl.cpu_write(id);
+  wl.cpu_write({areas, ese, normals});
   wl.launch(kinit);
   for (std::uint64_t it = 0; it < iters; ++it) {
     const auto i = static_cast<std::int32_t>(it);

@@ -37,9 +37,9 @@ std::uint32_t Workload::kernel(const std::string& name, Dim3 grid, Dim3 block,
   return k.id;
 }
 
-Ref Workload::ref(std::uint32_t kernel, const Access& a) {
+Ref Workload::ref(std::uint32_t kernel, const Access& a, const Ref* same) {
   trace::RefHint h;
-  h.id = next_ref_++;
+  h.id = same != nullptr ? same->id : next_ref_++;
   h.alloc = a.alloc;
   h.kind = a.kind;
   h.bytes = a.bytes;
@@ -170,6 +170,11 @@ std::uint64_t square_order(std::uint64_t footprint, std::uint64_t count, std::ui
   const auto n = static_cast<std::uint64_t>(
       std::sqrt(static_cast<double>(footprint) / static_cast<double>(count * elem)));
   return std::max(align, n / align * align);
+}
+
+std::uint64_t iteration_limit(GenContext& ctx, const std::string& param, std::uint64_t max) {
+  const std::uint64_t v = ctx.params.integer(param, 0, 0x7fffffff);
+  return v == 0 ? max : std::min(v, max);
 }
 
 std::uint64_t fit(std::uint64_t footprint, std::uint64_t align,

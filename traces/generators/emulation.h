@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,9 +22,9 @@
 namespace uvmsim::gen {
 
 using trace::AccessPattern;
-using trace::Affine;
 using trace::Dim3;
 using trace::IterationWindow;
+using trace::Poly;
 
 /// Returned by an index function for a lane that does not execute the instruction (its guard or
 /// branch is false).
@@ -136,8 +137,8 @@ using KernelBody = std::function<void(Block&, std::int32_t iteration)>;
 struct Access {
   std::uint32_t alloc = 0;
   AccessKind kind = AccessKind::Read;
-  Affine count;         ///< thread-level executions per launch
-  Affine bytes_per_tb;  ///< extent of one TB's addresses (max - min + bytes), max over TBs
+  Poly count;         ///< thread-level executions per launch
+  Poly bytes_per_tb;  ///< extent of one TB's addresses (max - min + bytes), max over TBs
   AccessPattern pattern = AccessPattern::Streaming;
   std::uint32_t bytes = 4;      ///< bytes per thread access
   bool data_dependent = false;  ///< address depends on loaded data
@@ -146,7 +147,7 @@ struct Access {
   std::uint32_t stride = 0;               ///< bytes between consecutive elements; 0 = `bytes`
   std::uint32_t offset = 0;               ///< byte offset of the field within an element
 
-  Access(std::uint32_t alloc_, AccessKind kind_, Affine count_, Affine bytes_per_tb_,
+  Access(std::uint32_t alloc_, AccessKind kind_, Poly count_, Poly bytes_per_tb_,
          AccessPattern pattern_ = AccessPattern::Streaming)
       : alloc(alloc_), kind(kind_), count(count_), bytes_per_tb(bytes_per_tb_), pattern(pattern_) {}
   Access& size(std::uint32_t b) {
@@ -161,7 +162,7 @@ struct Access {
     conditional = true;
     return *this;
   }
-  Access& iterates(Affine start, Affine span) {
+  Access& iterates(Poly start, Poly span) {
     window = IterationWindow{start, span};
     return *this;
   }
@@ -183,16 +184,28 @@ class Workload {
 
   std::uint32_t kernel(const std::string& name, Dim3 grid, Dim3 block,
                        std::uint32_t smem_bytes = 0);
-  /// Declares a static memop of `kernel` with a trace-wide unique ref id.
-  Ref ref(std::uint32_t kernel, const Access& a);
+  /// Declares a static memop of `kernel` with a trace-wide unique ref id, or, with `same`, the
+  /// same instruction as `same` in another entry of the same kernel function (another launch
+  /// configuration or pointer binding), which keeps its ref id.
+  Ref ref(std::uint32_t kernel, const Access& a, const Ref* same = nullptr);
   void body(std::uint32_t kernel, KernelBody fn);
 
   // ---- the host program, replayed by write() ----
   void cpu_write(std::uint32_t alloc) { cpu(alloc, AccessKind::Write, 0, size(alloc)); }
   void cpu_read(std::uint32_t alloc) { cpu(alloc, AccessKind::Read, 0, size(alloc)); }
   void cpu(std::uint32_t alloc, AccessKind kind, std::uint64_t offset, std::uint64_t bytes);
+  /// The host initialises several allocations.
+  void cpu_write(std::initializer_list<std::uint32_t> allocs) {
+    for (std::uint32_t a : allocs) cpu_write(a);
+  }
   /// A kernel launch followed by cudaDeviceSynchronize.
   void launch(std::uint32_t kernel, std::int32_t iteration = -1);
+  /// A host loop: for it in 0..iters-1, launch each of `kernels` in order with iteration it.
+  void loop(std::uint64_t iters, std::initializer_list<std::uint32_t> kernels) {
+    for (std::uint64_t it = 0; it < iters; ++it) {
+      for (std::uint32_t k : kernels) launch(k, static_cast<std::int32_t>(it));
+    }
+  }
   std::size_t launches() const { return launches_; }
 
   trace::Metadata& metadata() { return meta_; }
@@ -228,6 +241,9 @@ inline std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b 
 /// Largest n, a multiple of `align` and >= `align`, with count * n * n * elem <= footprint.
 std::uint64_t square_order(std::uint64_t footprint, std::uint64_t count, std::uint64_t elem,
                            std::uint64_t align);
+
+/// An iteration-limit parameter: 0 means all `max` iterations, otherwise at most `max`.
+std::uint64_t iteration_limit(GenContext& ctx, const std::string& param, std::uint64_t max);
 
 /// Largest n = k * align (k >= 1) with bytes(n) <= footprint, for increasing `bytes`; `align`
 /// when even that does not fit.

@@ -14,9 +14,8 @@ namespace {
 constexpr std::uint32_t kTile = 16;  // BLOCK_SIZE x BLOCK_SIZE threads, one pair each
 
 void write_floyd_warshall(GenContext& ctx) {
-  const std::uint64_t passes_param = ctx.params.integer("passes", 0, 0x7fffffff);
   const std::uint64_t n = fit(ctx.footprint, kTile, [](std::uint64_t v) { return 2 * v * v * 4; });
-  const std::uint64_t passes = passes_param == 0 ? n : std::min(passes_param, n);
+  const std::uint64_t passes = iteration_limit(ctx, "passes", n);
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
   wl.metadata().params["passes"] = passes;
@@ -67,7 +66,7 @@ void write_floyd_warshall(GenContext& ctx) {
   });
   wl.cpu_write(dist);
   wl.cpu_write(path);
-  for (std::uint64_t p = 0; p < passes; ++p) wl.launch(k, static_cast<std::int32_t>(p));
+  wl.loop(passes, {k});
   wl.write();
 }
 

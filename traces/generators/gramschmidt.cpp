@@ -11,9 +11,8 @@ namespace {
 constexpr std::uint32_t kBlock = 256;  // DIM_THREAD_BLOCK_X
 
 void write_gramschmidt(GenContext& ctx) {
-  const std::uint64_t iters_param = ctx.params.integer("iters", 0, 0x7fffffff);
   const std::uint64_t n = fit(ctx.footprint, kBlock, [](std::uint64_t v) { return 3 * v * v * 4; });
-  const std::uint64_t iters = iters_param == 0 ? n : std::min(iters_param, n);
+  const std::uint64_t iters = iteration_limit(ctx, "iters", n);
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
   wl.metadata().params["iters"] = iters;
@@ -62,8 +61,8 @@ void write_gramschmidt(GenContext& ctx) {
 
   // kernel3: j > k: R[k][j] = sum_i Q[i][k]*A[i][j]; then A[i][j] -= Q[i][k]*R[k][j] for all i.
   const std::uint32_t k3 = wl.kernel("gramschmidt_kernel3", grid, block);
-  const Affine cols(nn - 1, -1);  // threads j = k+1 .. N-1
-  const Affine cols_x_rows = cols * nn;
+  const Poly cols(nn - 1, -1);  // threads j = k+1 .. N-1
+  const Poly cols_x_rows = cols * nn;
   const std::int64_t tb_cols = ((nn - 1) * nn + kBlock) * 4;  // 256 columns of every row
   auto q_col = [&] {
     return Access(q, AccessKind::Read, cols_x_rows, column, AccessPattern::Shared)
@@ -72,7 +71,7 @@ void write_gramschmidt(GenContext& ctx) {
   const Ref k3_q1 = wl.ref(k3, q_col());
   const Ref k3_a1 = wl.ref(k3, {a, AccessKind::Read, cols_x_rows, tb_cols});
   const Ref k3_r = wl.ref(k3, Access(r, AccessKind::Write, cols, kBlock * 4)
-                                  .iterates({4, (nn + 1) * 4}, Affine((nn - 1) * 4, -4)));
+                                  .iterates({4, (nn + 1) * 4}, Poly((nn - 1) * 4, -4)));
   const Ref k3_q2 = wl.ref(k3, q_col());
   const Ref k3_a2 = wl.ref(k3, {a, AccessKind::Read, cols_x_rows, tb_cols});
   const Ref k3_a3 = wl.ref(k3, {a, AccessKind::Write, cols_x_rows, tb_cols});
@@ -97,9 +96,7 @@ void write_gramschmidt(GenContext& ctx) {
   });
 
   wl.cpu_write(a);
-  for (std::uint64_t k = 0; k < iters; ++k) {
-    for (std::uint32_t kern : {k1, k2, k3}) wl.launch(kern, static_cast<std::int32_t>(k));
-  }
+  wl.loop(iters, {k1, k2, k3});
   wl.write();
 }
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "traces/generators/emulation.h"
+
 namespace uvmsim::gen {
 
 struct Csr {
@@ -26,5 +28,30 @@ std::vector<std::uint32_t> bfs_levels(const Csr& g, std::uint64_t source);
 
 /// The lowest-numbered vertex with at least one arc (0 if there is none).
 std::uint64_t first_connected_vertex(const Csr& g);
+
+/// The divergent edge loop of a vertex-per-thread kernel (`for (e = begin[v]; e < end[v]; ++e)`):
+/// the warp runs as many steps as its active vertex with the most arcs, and in step `s`,
+/// `body(s, arc, head)` gets lane functions giving the lane's arc index and that arc's target
+/// (kOff for lanes whose vertex is inactive or has no s-th arc). `vertex(t)` is the lane's vertex
+/// or kOff.
+template <class Vertex, class Body>
+void for_each_arc_step(Warp& w, const Csr& g, Vertex&& vertex, Body&& body) {
+  std::uint64_t steps = 0;
+  for (std::uint32_t l = 0; l < w.size(); ++l) {
+    const std::uint64_t v = vertex(w.lane(l));
+    if (v != kOff) steps = std::max(steps, g.degree(v));
+  }
+  for (std::uint64_t s = 0; s < steps; ++s) {
+    auto arc = [&](const Thread& t) {
+      const std::uint64_t v = vertex(t);
+      return v != kOff && s < g.degree(v) ? g.offsets[v] + s : kOff;
+    };
+    auto head = [&](const Thread& t) {
+      const std::uint64_t a = arc(t);
+      return a == kOff ? kOff : std::uint64_t{g.targets[a]};
+    };
+    body(s, arc, head);
+  }
+}
 
 }  // namespace uvmsim::gen

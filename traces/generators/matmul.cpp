@@ -3,88 +3,153 @@
 //    SGEMM semantics of ObservUVM's GMM and Allen & Ge's sgemm);
 //  - `mm-tiled`: the shared-memory tiled kernel of the CUDA samples' matrixMul (SUV's and
 //    ObservUVM's MM).
-// In both, the threadblocks in flight share one band of rows of A (SUV's 'Temporal' structure)
-// while every threadblock walks all of B (dense, reused throughout), as in SUV Fig. 1a.
+//  - `hellinger`: HeCBench's Hellinger distance, the same shape as gemm with sqrt(a*b) terms;
+//  - `syrk`, `syr2k`: symmetric rank-k / rank-2k updates with shared-memory tiles over the lower
+//    triangle (cuBLAS-style; PolyBench SYRK/SYR2K semantics).
+// In gemm and mm-tiled, the threadblocks in flight share one band of rows of A (SUV's 'Temporal'
+// structure) while every threadblock walks all of B (dense, reused throughout), as in SUV Fig. 1a.
 #include "traces/generators/emulation.h"
 
 namespace uvmsim::gen {
 namespace {
 
-constexpr std::uint32_t kBlockX = 32, kBlockY = 8;  // PolyBench/GPU DIM_THREAD_BLOCK_X/Y
-
-void write_gemm(GenContext& ctx) {
+/// One thread per output element c[i][j] (j = blockIdx.x * bx + tx, i = blockIdx.y * by + ty),
+/// accumulating over a row of A and a column of B in a register: gemm (PolyBench, block 32x8,
+/// reads C for beta) and hellinger (HeCBench, block 16x16, sum of sqrt(a*b)).
+void naive_product(GenContext& ctx, const char* kernel, trace::Dim3 block, bool read_c,
+                   std::uint32_t inner_gap) {
   const std::uint64_t n = square_order(ctx.footprint, 3, 4, 32);
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
   const std::uint32_t a = wl.alloc("A", n * n * 4), b = wl.alloc("B", n * n * 4),
                       c = wl.alloc("C", n * n * 4);
   const std::uint32_t k = wl.kernel(
-      "gemm_kernel",
-      {static_cast<std::uint32_t>(n / kBlockX), static_cast<std::uint32_t>(n / kBlockY), 1},
-      {kBlockX, kBlockY, 1});
-  const auto nn = static_cast<std::int64_t>(n);
-  const Affine c_tile = ((kBlockY - 1) * nn + kBlockX) * 4;  // 8 rows x 32 columns of C
-  // c[i][j] is kept in a register across the k loop: read once (beta), written once.
-  const Ref rc = wl.ref(k, {c, AccessKind::Read, nn * nn, c_tile});
-  const Ref ra =
-      wl.ref(k, {a, AccessKind::Read, nn * nn * nn, kBlockY * nn * 4, AccessPattern::Tiled});
+      kernel, {static_cast<std::uint32_t>(n / block.x), static_cast<std::uint32_t>(n / block.y), 1},
+      block);
+  const auto nn = static_cast<std::int64_t>(n), bx = std::int64_t{block.x},
+             by = std::int64_t{block.y};
+  const Poly c_tile = ((by - 1) * nn + bx) * 4;  // by rows x bx columns of C
+  std::optional<Ref> rc;
+  if (read_c) rc = wl.ref(k, {c, AccessKind::Read, nn * nn, c_tile});
+  const Ref ra = wl.ref(k, {a, AccessKind::Read, nn * nn * nn, by * nn * 4, AccessPattern::Tiled});
   const Ref rb = wl.ref(
-      k, {b, AccessKind::Read, nn * nn * nn, ((nn - 1) * nn + kBlockX) * 4, AccessPattern::Shared});
+      k, {b, AccessKind::Read, nn * nn * nn, ((nn - 1) * nn + bx) * 4, AccessPattern::Shared});
   const Ref wc = wl.ref(k, {c, AccessKind::Write, nn * nn, c_tile});
   wl.body(k, [=](Block& blk, std::int32_t) {
     blk.warps([&](Warp& w) {
-      // j = blockIdx.x * 32 + threadIdx.x, i = blockIdx.y * 8 + threadIdx.y
       auto i = [&](const Thread& t) { return blk.gy(t); };
       auto j = [&](const Thread& t) { return blk.gx(t); };
-      w.op(rc, kIndexGap, [&](const Thread& t) { return i(t) * n + j(t); });
+      if (rc) w.op(*rc, kIndexGap, [&](const Thread& t) { return i(t) * n + j(t); });
       for (std::uint64_t kk = 0; kk < n; ++kk) {
-        w.op(ra, kAluGap, [&](const Thread& t) { return i(t) * n + kk; });
+        w.op(ra, kk == 0 && !rc ? kIndexGap : inner_gap,
+             [&](const Thread& t) { return i(t) * n + kk; });
         w.op(rb, 0, [&](const Thread& t) { return kk * n + j(t); });
       }
       w.op(wc, kAluGap, [&](const Thread& t) { return i(t) * n + j(t); });
     });
   });
-  wl.cpu_write(a);
-  wl.cpu_write(b);
-  wl.cpu_write(c);
+  wl.cpu_write({a, b, c});
   wl.launch(k);
   wl.write();
 }
 
-void write_mm_tiled(GenContext& ctx) {
+void write_gemm(GenContext& ctx) { naive_product(ctx, "gemm_kernel", {32, 8, 1}, true, kAluGap); }
+
+void write_hellinger(GenContext& ctx) {
+  naive_product(ctx, "hellinger", {16, 16, 1}, false, kAluGap + 8);  // sqrtf per term
+}
+
+/// A shared-memory tile operand: each step every thread loads one element of a tile x tile tile.
+/// A row band walks the columns of rows [band*tile, +tile) (A in C = A*B); a column band walks the
+/// rows of columns [band*tile, +tile) (B). `band` is blockIdx.y (by_y) or blockIdx.x.
+struct Operand {
+  std::uint32_t alloc;
+  bool row_band;
+  bool by_y;
+};
+
+/// Tiled product of N x N matrices into `out` (block tile x tile, N / tile steps): mm-tiled,
+/// syrk, syr2k. With `lower`, blocks above the diagonal (blockIdx.x > blockIdx.y) exit at once,
+/// as the triangular cuBLAS kernels do.
+void tiled_product(Workload& wl, const char* name, std::uint64_t n, std::uint32_t tile,
+                   const std::vector<Operand>& ops, std::uint32_t out, bool read_out, bool lower) {
+  const auto g = static_cast<std::uint32_t>(n / tile);
+  const std::uint32_t k = wl.kernel(name, {g, g, 1}, {tile, tile, 1},
+                                    static_cast<std::uint32_t>(ops.size()) * tile * tile * 4);
+  const auto nn = static_cast<std::int64_t>(n), t = static_cast<std::int64_t>(tile);
+  const std::int64_t blocks = lower ? std::int64_t{g} * (g + 1) / 2 : std::int64_t{g} * g;
+  const std::int64_t threads = blocks * t * t, loads = threads * (nn / t);
+  std::vector<Ref> refs;
+  for (const Operand& op : ops) {
+    refs.push_back(op.row_band ? wl.ref(k, {op.alloc, AccessKind::Read, loads, t * nn * 4,
+                                            AccessPattern::Tiled})
+                               : wl.ref(k, {op.alloc, AccessKind::Read, loads,
+                                            ((nn - 1) * nn + t) * 4, AccessPattern::Shared}));
+  }
+  const Poly out_tile = ((t - 1) * nn + t) * 4;
+  std::optional<Ref> rout;
+  if (read_out) rout = wl.ref(k, {out, AccessKind::Read, threads, out_tile});
+  const Ref wout = wl.ref(k, {out, AccessKind::Write, threads, out_tile});
+  wl.body(k, [=](Block& blk, std::int32_t) {
+    if (lower && blk.x > blk.y) return;
+    blk.warps([&](Warp& w) {
+      for (std::uint64_t step = 0; step < n / tile; ++step) {
+        for (std::size_t o = 0; o < ops.size(); ++o) {
+          const std::uint64_t band = (ops[o].by_y ? blk.y : blk.x) * std::uint64_t{tile};
+          const std::uint32_t gap = o > 0 ? 0 : step == 0 ? kIndexGap : 2 * tile * kAluGap;
+          w.op(refs[o], gap, [&](const Thread& th) {
+            return ops[o].row_band ? (band + th.y) * n + step * tile + th.x
+                                   : (step * tile + th.y) * n + band + th.x;
+          });
+        }
+      }
+      auto c = [&](const Thread& th) {
+        return (std::uint64_t{tile} * blk.y + th.y) * n + std::uint64_t{tile} * blk.x + th.x;
+      };
+      if (rout) w.op(*rout, 2 * tile * kAluGap, c);
+      w.op(wout, rout ? kAluGap : 2 * tile * kAluGap, c);
+    });
+  });
+}
+
+std::uint32_t tile_param(GenContext& ctx) {
   const auto tile = static_cast<std::uint32_t>(ctx.params.integer("tile", 8, 32));
   if (tile != 8 && tile != 16 && tile != 32) ctx.params.fail("tile", "expected 8, 16 or 32");
+  return tile;
+}
+
+void write_mm_tiled(GenContext& ctx) {
+  const std::uint32_t tile = tile_param(ctx);
   const std::uint64_t n = square_order(ctx.footprint, 3, 4, tile);
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
   const std::uint32_t a = wl.alloc("A", n * n * 4), b = wl.alloc("B", n * n * 4),
                       c = wl.alloc("C", n * n * 4);
-  const auto g = static_cast<std::uint32_t>(n / tile);
-  const std::uint32_t k =
-      wl.kernel("matrixMul", {g, g, 1}, {tile, tile, 1}, 2 * tile * tile * 4);  // As, Bs
-  const auto nn = static_cast<std::int64_t>(n), t = static_cast<std::int64_t>(tile);
-  const std::int64_t loads = nn * nn * (nn / t);  // one element of each tile per thread per step
-  const Ref ra = wl.ref(k, {a, AccessKind::Read, loads, t * nn * 4, AccessPattern::Tiled});
-  const Ref rb =
-      wl.ref(k, {b, AccessKind::Read, loads, ((nn - 1) * nn + t) * 4, AccessPattern::Shared});
-  const Ref wc = wl.ref(k, {c, AccessKind::Write, nn * nn, ((t - 1) * nn + t) * 4});
-  wl.body(k, [=](Block& blk, std::int32_t) {
-    blk.warps([&](Warp& w) {
-      const std::uint64_t a_begin = n * tile * blk.y, b_begin = std::uint64_t{tile} * blk.x;
-      for (std::uint64_t step = 0; step < n / tile; ++step) {
-        // As[ty][tx] = A[a + N*ty + tx]; Bs[ty][tx] = B[b + N*ty + tx]; __syncthreads()
-        w.op(ra, step == 0 ? kIndexGap : 2 * tile * kAluGap,
-             [&](const Thread& th) { return a_begin + step * tile + n * th.y + th.x; });
-        w.op(rb, 0, [&](const Thread& th) { return b_begin + step * tile * n + n * th.y + th.x; });
-      }
-      w.op(wc, 2 * tile * kAluGap, [&](const Thread& th) {
-        return n * tile * blk.y + std::uint64_t{tile} * blk.x + n * th.y + th.x;
-      });
-    });
-  });
+  tiled_product(wl, "matrixMul", n, tile, {{a, true, true}, {b, false, false}}, c, false, false);
   wl.cpu_write(a);
   wl.cpu_write(b);
-  wl.launch(k);
+  wl.launch(0);
+  wl.write();
+}
+
+/// C = alpha * A * A^T + beta * C (syrk) or alpha * (A * B^T + B * A^T) + beta * C (syr2k), lower
+/// triangle, N x N.
+void write_syrk(GenContext& ctx, bool two) {
+  const std::uint32_t tile = tile_param(ctx);
+  const std::uint64_t n = square_order(ctx.footprint, two ? 3 : 2, 4, tile);
+  Workload wl(ctx);
+  wl.metadata().params["n"] = n;
+  const std::uint32_t a = wl.alloc("A", n * n * 4);
+  const std::uint32_t b = two ? wl.alloc("B", n * n * 4) : a;
+  const std::uint32_t c = wl.alloc("C", n * n * 4);
+  // C[i][j] += A[i][k] * A[j][k]: both operands are row bands, of block rows i and j.
+  std::vector<Operand> ops = {{a, true, true}, {b, true, false}};
+  if (two) ops.insert(ops.end(), {{b, true, true}, {a, true, false}});
+  tiled_product(wl, two ? "syr2k_kernel" : "syrk_kernel", n, tile, ops, c, true, true);
+  for (std::uint32_t id : {a, b, c}) {
+    if (id != b || two) wl.cpu_write(id);
+  }
+  wl.launch(0);
   wl.write();
 }
 
@@ -108,6 +173,39 @@ const Registrar kMmTiled{Generator{
     "tiled-reuse",
     std::uint64_t{48} << 20,
     "CUDA samples matrixMul",
+}};
+
+const Registrar kHellinger{Generator{
+    "hellinger",
+    "Hellinger distance c[i][j] = sqrt(1 - sum_k sqrt(a[i][k]*b[k][j])), one thread per element "
+    "(block 16x16); N = largest multiple of 32 with 3*N*N*4 <= footprint",
+    {},
+    write_hellinger,
+    "tiled-reuse",
+    std::uint64_t{8} << 20,
+    "HeCBench hellinger",
+}};
+
+const Registrar kSyrk{Generator{
+    "syrk",
+    "symmetric rank-k update C = a*A*A^T + b*C, lower triangle, shared-memory tiles; N = largest "
+    "multiple of tile with 2*N*N*4 <= footprint",
+    {{"tile", "32", "tile edge = block edge (8, 16 or 32)"}},
+    [](GenContext& ctx) { write_syrk(ctx, false); },
+    "tiled-reuse",
+    std::uint64_t{32} << 20,
+    "cuBLAS SSYRK / PolyBench SYRK",
+}};
+
+const Registrar kSyr2k{Generator{
+    "syr2k",
+    "symmetric rank-2k update C = a*(A*B^T + B*A^T) + b*C, lower triangle, shared-memory tiles; "
+    "N = largest multiple of tile with 3*N*N*4 <= footprint",
+    {{"tile", "32", "tile edge = block edge (8, 16 or 32)"}},
+    [](GenContext& ctx) { write_syrk(ctx, true); },
+    "tiled-reuse",
+    std::uint64_t{24} << 20,
+    "cuBLAS SSYR2K / PolyBench SYR2K",
 }};
 
 }  // namespace

@@ -29,7 +29,7 @@ std::uint32_t dot_kernel(Workload& wl, std::uint32_t a, std::uint64_t rows, std:
   const auto per_tb = static_cast<std::int64_t>(std::min<std::uint64_t>(kBlock, threads));
   const auto t = static_cast<std::int64_t>(threads), l = static_cast<std::int64_t>(len);
   const auto c = static_cast<std::int64_t>(cols);
-  const Affine a_extent = d.row ? per_tb * c * 4 : ((l - 1) * c + per_tb) * 4;
+  const Poly a_extent = d.row ? per_tb * c * 4 : ((l - 1) * c + per_tb) * 4;
   std::optional<Ref> rin;
   if (d.accumulate) rin = wl.ref(k, {d.out, AccessKind::Read, t, per_tb * 4});
   const Ref ra = wl.ref(k, {a, AccessKind::Read, t * l, a_extent,
@@ -58,61 +58,66 @@ std::uint64_t order(const GenContext& ctx, std::uint64_t vectors) {
   return fit(ctx.footprint, kBlock, [&](std::uint64_t n) { return (n * n + vectors * n) * 4; });
 }
 
-void write_mvt(GenContext& ctx) {
-  const std::uint64_t n = order(ctx, 4);
+/// A program of dot kernels over one N x N matrix: its name, its vectors (allocated after the
+/// matrix, in order), its kernels in launch order (vector indices) and what the host initialises.
+struct MatVec {
+  const char* matrix;
+  std::vector<const char*> vectors;
+  struct K {
+    const char* name;
+    bool row;
+    std::size_t in, out;
+    bool accumulate;
+  };
+  std::vector<K> kernels;
+  std::vector<std::size_t> host_init;  // vector indices; the matrix is always initialised
+};
+
+/// `iters` > 0: a host loop of that many iterations around the kernels; 0: launched once, no loop.
+void write_matvec(GenContext& ctx, const MatVec& p, std::uint64_t iters = 0) {
+  const std::uint64_t n = order(ctx, p.vectors.size());
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
-  const std::uint32_t a = wl.alloc("a", n * n * 4), x1 = wl.alloc("x1", n * 4),
-                      x2 = wl.alloc("x2", n * 4), y1 = wl.alloc("y_1", n * 4),
-                      y2 = wl.alloc("y_2", n * 4);
-  const std::uint32_t k1 = dot_kernel(wl, a, n, n, {"mvt_kernel1", true, y1, x1, true});
-  const std::uint32_t k2 = dot_kernel(wl, a, n, n, {"mvt_kernel2", false, y2, x2, true});
-  for (std::uint32_t id : {a, x1, x2, y1, y2}) wl.cpu_write(id);
-  wl.launch(k1);
-  wl.launch(k2);
+  const std::uint32_t a = wl.alloc(p.matrix, n * n * 4);
+  std::vector<std::uint32_t> v;
+  for (const char* name : p.vectors) v.push_back(wl.alloc(name, n * 4));
+  std::vector<std::uint32_t> kernels;
+  for (const MatVec::K& k : p.kernels) {
+    kernels.push_back(dot_kernel(wl, a, n, n, {k.name, k.row, v[k.in], v[k.out], k.accumulate}));
+  }
+  wl.cpu_write(a);
+  for (std::size_t i : p.host_init) wl.cpu_write(v[i]);
+  for (std::uint64_t it = 0; it < std::max<std::uint64_t>(iters, 1); ++it) {
+    for (std::uint32_t k : kernels) wl.launch(k, iters > 0 ? static_cast<std::int32_t>(it) : -1);
+  }
   wl.write();
+}
+
+void write_mvt(GenContext& ctx) {
+  write_matvec(ctx, {"a",
+                     {"x1", "x2", "y_1", "y_2"},
+                     {{"mvt_kernel1", true, 2, 0, true}, {"mvt_kernel2", false, 3, 1, true}},
+                     {0, 1, 2, 3}});
 }
 
 void write_bicg(GenContext& ctx) {
-  const std::uint64_t n = order(ctx, 4);
-  Workload wl(ctx);
-  wl.metadata().params["n"] = n;
-  const std::uint32_t a = wl.alloc("A", n * n * 4), r = wl.alloc("r", n * 4),
-                      s = wl.alloc("s", n * 4), p = wl.alloc("p", n * 4), q = wl.alloc("q", n * 4);
-  const std::uint32_t k1 = dot_kernel(wl, a, n, n, {"bicg_kernel1", false, r, s, false});
-  const std::uint32_t k2 = dot_kernel(wl, a, n, n, {"bicg_kernel2", true, p, q, false});
-  for (std::uint32_t id : {a, r, p}) wl.cpu_write(id);
-  wl.launch(k1);
-  wl.launch(k2);
-  wl.write();
+  write_matvec(ctx, {"A",
+                     {"r", "s", "p", "q"},
+                     {{"bicg_kernel1", false, 0, 1, false}, {"bicg_kernel2", true, 2, 3, false}},
+                     {0, 2}});
 }
 
 void write_atax(GenContext& ctx) {
-  const std::uint64_t n = order(ctx, 3);
-  Workload wl(ctx);
-  wl.metadata().params["n"] = n;
-  const std::uint32_t a = wl.alloc("A", n * n * 4), x = wl.alloc("x", n * 4),
-                      y = wl.alloc("y", n * 4), tmp = wl.alloc("tmp", n * 4);
-  const std::uint32_t k1 = dot_kernel(wl, a, n, n, {"atax_kernel1", true, x, tmp, false});
-  const std::uint32_t k2 = dot_kernel(wl, a, n, n, {"atax_kernel2", false, tmp, y, false});
-  for (std::uint32_t id : {a, x}) wl.cpu_write(id);
-  wl.launch(k1);
-  wl.launch(k2);
-  wl.write();
+  write_matvec(ctx, {"A",
+                     {"x", "y", "tmp"},
+                     {{"atax_kernel1", true, 0, 2, false}, {"atax_kernel2", false, 2, 1, false}},
+                     {0}});
 }
 
 void write_gemv(GenContext& ctx) {
-  const std::uint64_t iters = ctx.params.integer("iters", 1, 100000);
-  const std::uint64_t n = order(ctx, 2);
-  Workload wl(ctx);
-  wl.metadata().params["n"] = n;
   // Column-major A (cuBLAS): thread i reads A[i + j*n], i.e. row j of the row-major view.
-  const std::uint32_t a = wl.alloc("A", n * n * 4), x = wl.alloc("x", n * 4),
-                      y = wl.alloc("y", n * 4);
-  const std::uint32_t k = dot_kernel(wl, a, n, n, {"gemv_kernel", false, x, y, true});
-  for (std::uint32_t id : {a, x, y}) wl.cpu_write(id);
-  for (std::uint64_t it = 0; it < iters; ++it) wl.launch(k, static_cast<std::int32_t>(it));
-  wl.write();
+  const std::uint64_t iters = ctx.params.integer("iters", 1, 100000);
+  write_matvec(ctx, {"A", {"x", "y"}, {{"gemv_kernel", false, 0, 1, true}}, {0, 1}}, iters);
 }
 
 const char* const kSizing =
