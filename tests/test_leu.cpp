@@ -154,11 +154,10 @@ TEST(LeuPaper, AaxyzStrongLocalityFirstThenMru) {
 }
 
 TEST(LeuPaper, ReferenceBasedUsesTheLastReferencesDistribution) {
-  // §3.2: a block takes the distribution of the reference that accessed it last. Block b is
-  // reused every 2 accesses by r1 and every 8 by r2; at the same TESLA its priority follows
+  // §3.2: a block takes the distribution of the reference that accessed it last. r1 reuses its
+  // block at short intervals, r2 at long ones; at the same TESLA block 3's priority follows
   // whichever reference touched it last.
   LeuModel m(4, {});
-  // Train r1 (RI 2) on block 0 and r2 (RI 8) on block 1.
   for (int i = 0; i < 16; ++i) {
     m.access(0, 1);
     m.access(2, 9);
