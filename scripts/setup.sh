@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 PKGS=(build-essential cmake ninja-build pkg-config
       libboost-dev libboost-program-options-dev
       libzstd-dev nlohmann-json3-dev
-      googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format)
+      googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format
+      libnlopt-cxx-dev libsqlite3-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do

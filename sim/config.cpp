@@ -423,10 +423,56 @@ void SimConfig::set_from_string(const std::string& assignment, const std::string
   set(key, v, where);
 }
 
+const std::vector<std::string>& provenance_kinds() {
+  static const std::vector<std::string> k = {"measured", "published",    "derived",
+                                             "fitted",   "extrapolated", "default"};
+  return k;
+}
+
+/// Validates a preset's "provenance" section: every key names a knob (or "group.*" matching at
+/// least one knob), every value is a known kind or {"kind": ..., "source"/"note": "..."}.
+static void check_provenance(const json& p, const std::string& where) {
+  if (!p.is_object()) bad(where, "provenance", "expected an object");
+  const auto& kinds = provenance_kinds();
+  for (const auto& [key, v] : p.items()) {
+    const std::string field = "provenance." + key;
+    bool known = false;
+    if (key.size() > 2 && key.ends_with(".*")) {
+      const std::string prefix = key.substr(0, key.size() - 1);
+      for (const auto& k : knobs()) known |= k.name.rfind(prefix, 0) == 0;
+    } else {
+      for (const auto& k : knobs()) known |= k.name == key;
+    }
+    if (!known) bad(where, field, "not a configuration key (uvmsim run --list-knobs lists them)");
+    const json* kind = &v;
+    if (v.is_object()) {
+      for (const auto& [f, x] : v.items()) {
+        if (f != "kind" && f != "source" && f != "note")
+          bad(where, field + "." + f, "unknown field (expected kind, source, note)");
+        if (!x.is_string()) bad(where, field + "." + f, "expected a string");
+      }
+      if (!v.contains("kind")) bad(where, field + ".kind", "missing required field");
+      kind = &v["kind"];
+    }
+    if (!kind->is_string() ||
+        std::find(kinds.begin(), kinds.end(), kind->get<std::string>()) == kinds.end())
+      bad(where, field,
+          "provenance must be one of measured, published, derived, fitted, extrapolated, "
+          "default; got " +
+              kind->dump());
+  }
+}
+
 void SimConfig::apply_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw UserError(where + ": expected a JSON object");
   for (const auto& [group, body] : j.items()) {
-    if (group == "description" || group == "source") continue;  // free-text documentation
+    // Free-text documentation and the calibration summary written by `uvmsim calibrate`.
+    if (group == "description" || group == "source" || group == "calibration") continue;
+    if (group == "provenance") {
+      check_provenance(body, where);
+      for (const auto& [k, v] : body.items()) provenance[k] = v;
+      continue;
+    }
     if (group == "policy" && body.is_object()) {
       for (const auto& [pol, params] : body.items()) {
         if (!params.is_object()) bad(where, "policy." + pol, "expected an object");
@@ -446,6 +492,7 @@ json SimConfig::to_json() const {
     j[k.name.substr(0, dot)][k.name.substr(dot + 1)] = k.get(*this);
   }
   if (!policy_params.empty()) j["policy"] = policy_params;
+  if (!provenance.empty()) j["provenance"] = provenance;
   return j;
 }
 

@@ -152,6 +152,9 @@ struct SimConfig {
   nlohmann::json policy_params = nlohmann::json::object();  ///< "policy.<name>.<key>" knobs
   /// Where each "policy.<name>.<key>" was set ("--set" or a file), for error messages.
   std::map<std::string, std::string> policy_param_source;
+  /// Where a preset's numbers come from: {"<knob>" or "<group>.*": "<kind>" or {"kind", "source"}}
+  /// with kind one of provenance_kinds() (docs/calibration.md, "Presets and provenance").
+  nlohmann::json provenance = nlohmann::json::object();
 
   /// Throws UserError("<where>: <key>: ...") for unknown keys or bad values.
   void set(const std::string& key, const nlohmann::json& value, const std::string& where);
@@ -167,6 +170,9 @@ struct SimConfig {
   static std::filesystem::path find_preset(const std::string& name_or_path);
   static std::vector<std::string> preset_names();
 };
+
+/// measured, published, derived, fitted, extrapolated, default.
+const std::vector<std::string>& provenance_kinds();
 
 struct KnobInfo {
   std::string name, type, doc, range;

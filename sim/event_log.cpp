@@ -14,6 +14,8 @@ EventLog::EventLog(const std::string& path) : out_(path), path_(path) {
 
 void EventLog::row(Tick t, const char* event, std::int64_t batch, Addr va, std::uint64_t bytes,
                    const char* direction, const char* cause, std::uint64_t pages, Tick duration) {
+  if (sink_) sink_(EventRow{t, event, batch, va, bytes, direction, cause, pages, duration});
+  if (!out_.is_open()) return;
   char buf[256];
   const int n = std::snprintf(buf, sizeof buf,
                               "%" PRIu64 ".%03u,%s,%" PRId64 ",0x%" PRIx64 ",%" PRIu64

@@ -7,17 +7,34 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "sim/types.h"
 
 namespace uvmsim {
 
+/// One row of the event log, as handed to an in-memory sink (the calibrator's).
+struct EventRow {
+  Tick time;
+  const char* event;
+  std::int64_t batch;
+  Addr va;
+  std::uint64_t bytes;
+  const char* direction;
+  const char* cause;
+  std::uint64_t pages;
+  Tick duration;
+};
+using EventSink = std::function<void(const EventRow&)>;
+
 class EventLog {
  public:
   EventLog() = default;
   explicit EventLog(const std::string& path);
-  bool enabled() const { return out_.is_open(); }
+  bool enabled() const { return out_.is_open() || sink_; }
+  /// Also hands every row to `sink` (with or without a CSV file).
+  void set_sink(EventSink sink) { sink_ = std::move(sink); }
   void row(Tick t, const char* event, std::int64_t batch, Addr va, std::uint64_t bytes,
            const char* direction, const char* cause, std::uint64_t pages, Tick duration);
   void close();
@@ -25,6 +42,7 @@ class EventLog {
  private:
   std::ofstream out_;
   std::string path_;
+  EventSink sink_;
 };
 
 }  // namespace uvmsim

@@ -72,6 +72,7 @@ const Stats& Simulator::run() {
   EventQueue queue;
   EventLog log;
   if (!opts_.events_out.empty()) log = EventLog(opts_.events_out);
+  if (opts_.event_sink) log.set_sink(opts_.event_sink);
   SimContext ctx{cfg_, queue, va, stats_, log};
   FaultBuffer buffer;
   UvmDriver driver(ctx, buffer, capacity_chunks, opts_.trace);

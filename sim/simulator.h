@@ -11,6 +11,7 @@
 #include <string>
 
 #include "sim/config.h"
+#include "sim/event_log.h"
 #include "sim/stats.h"
 
 namespace uvmsim {
@@ -20,6 +21,7 @@ struct RunOptions {
   std::optional<double> oversub_pct;       ///< usable HBM = managed footprint / (1 + P/100)
   std::optional<std::uint64_t> hbm_bytes;  ///< usable HBM directly
   std::string events_out;                  ///< CSV path, empty = none
+  EventSink event_sink;                    ///< in-memory event rows (the calibrator), optional
 };
 
 class Simulator {

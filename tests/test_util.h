@@ -7,12 +7,14 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "sim/cli/commands.h"
+#include "sim/error.h"
 
 namespace uvmsim::test {
 
@@ -56,6 +58,16 @@ inline CliResult cli_ok(std::vector<std::string> args) {
   auto r = cli(args);
   EXPECT_EQ(r.code, 0) << r.err;
   return r;
+}
+
+/// The message of the UserError `f` throws, or "" if it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 inline nlohmann::json read_json(const std::string& path) {

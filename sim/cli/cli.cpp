@@ -15,6 +15,8 @@ const std::vector<Command>& commands() {
       {"trace", "inspect a trace: `trace info FILE`, `trace dump FILE`", cmd_trace},
       {"run", "simulate a trace on a GPU preset", cmd_run},
       {"policies", "list the registered eviction / prefetch / placement policies", cmd_policies},
+      {"calibrate", "fit a GPU preset to measurements of a real GPU; import nvprof/nsys data",
+       cmd_calibrate},
   };
   return cmds;
 }

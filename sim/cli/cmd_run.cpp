@@ -26,8 +26,8 @@ static void print_knobs(std::ostream& out) {
     if (!k.range.empty()) out << "  [" << k.range << "]";
     out << "\n";
   }
-  out << "  policy.<name>.<knob>               any     knob of policy <name> (uvmsim policies lists "
-         "them)\n";
+  out << "  policy.<name>.<knob>               any     "
+         "a knob of policy <name> (uvmsim policies lists them)\n";
 }
 
 static std::string ns_str(std::uint64_t ps) {

@@ -22,6 +22,7 @@ int cmd_gen(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_trace(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_run(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_policies(const Args& args, std::ostream& out, std::ostream& err);
+int cmd_calibrate(const Args& args, std::ostream& out, std::ostream& err);
 
 const std::vector<Command>& commands();
 
