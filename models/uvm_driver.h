@@ -287,6 +287,7 @@ class UvmDriver final : public PolicyEngine {
   std::vector<std::uint32_t> resident_;      ///< blocks holding a chunk
   std::vector<std::uint32_t> resident_pos_;  ///< per block: index in resident_, or ~0
   std::vector<std::uint32_t> region_queue_;  ///< prefetch_region() requests, in order
+  std::vector<std::uint32_t> region_servicing_;  ///< the requests being serviced
   std::vector<std::uint8_t> region_queued_;  ///< per block
   Tick clock_ = 0;  ///< time of the latest hook or access notification (for action wake-ups)
 

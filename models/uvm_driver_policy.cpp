@@ -199,9 +199,10 @@ void UvmDriver::prefetch_region(std::uint32_t block) {
 
 void UvmDriver::service_region_prefetches(ServiceTimes& st) {
   // Requests made while these are serviced (a prefetch's callbacks) wait for the next round.
-  std::vector<std::uint32_t> queue;
-  queue.swap(region_queue_);
-  for (const std::uint32_t id : queue) {
+  // The two vectors trade places, so neither loses its capacity.
+  region_servicing_.swap(region_queue_);
+  region_queue_.clear();
+  for (const std::uint32_t id : region_servicing_) {
     region_queued_[id] = 0;
     VaBlock& b = ctx_.va.blocks()[id];
     if (b.preferred == PreferredLocation::Cpu) continue;

@@ -349,12 +349,16 @@ TEST(CheckRun, SuiteCoversEveryRegisteredPolicy) {
     }
   }
   const std::string hint = " has no run in configs/expectations/: add one (docs/check.md)";
+  // Policies the test binary itself registers ("test-..." names) are not part of the product.
+  auto covered = [](const std::set<std::string>& used, const std::string& name) {
+    return name.starts_with("test-") || used.count(name) > 0;
+  };
   for (const auto& e : EvictionRegistry::all())
-    EXPECT_TRUE(ev.count(e.name)) << "eviction policy '" << e.name << "'" << hint;
+    EXPECT_TRUE(covered(ev, e.name)) << "eviction policy '" << e.name << "'" << hint;
   for (const auto& e : PrefetchRegistry::all())
-    EXPECT_TRUE(pf.count(e.name)) << "prefetch policy '" << e.name << "'" << hint;
+    EXPECT_TRUE(covered(pf, e.name)) << "prefetch policy '" << e.name << "'" << hint;
   for (const auto& e : PlacementRegistry::all())
-    EXPECT_TRUE(pl.count(e.name)) << "placement policy '" << e.name << "'" << hint;
+    EXPECT_TRUE(covered(pl, e.name)) << "placement policy '" << e.name << "'" << hint;
 }
 
 TEST(CheckRun, DeliberatelyChangedPolicyFailsWithAClearMessage) {
