@@ -174,6 +174,7 @@ class UvmDriver final : public PolicyEngine {
   void service_observations(ServiceTimes& st);
   void service_region_prefetches(ServiceTimes& st);
   bool refill_observations(ServiceTimes& st);
+  bool under_memory_pressure() const;
   bool try_observe(std::uint32_t block, ObservePurpose purpose, const PageMask* sample_from,
                    ServiceTimes& st);
   /// Prefetch feedback decided while `prefetch` pages of `b` are about to migrate: the prefetch
@@ -284,11 +285,11 @@ class UvmDriver final : public PolicyEngine {
   Observability obs_;
   bool obs_refill_due_ = false;
   std::vector<PolicyBase*> access_subscribers_;
-  std::vector<std::uint32_t> resident_;      ///< blocks holding a chunk
-  std::vector<std::uint32_t> resident_pos_;  ///< per block: index in resident_, or ~0
-  std::vector<std::uint32_t> region_queue_;  ///< prefetch_region() requests, in order
+  std::vector<std::uint32_t> resident_;          ///< blocks holding a chunk
+  std::vector<std::uint32_t> resident_pos_;      ///< per block: index in resident_, or ~0
+  std::vector<std::uint32_t> region_queue_;      ///< prefetch_region() requests, in order
   std::vector<std::uint32_t> region_servicing_;  ///< the requests being serviced
-  std::vector<std::uint8_t> region_queued_;  ///< per block
+  std::vector<std::uint8_t> region_queued_;      ///< per block
   Tick clock_ = 0;  ///< time of the latest hook or access notification (for action wake-ups)
 
   // Placement state (uvm_driver_placement.cpp).

@@ -115,13 +115,20 @@ void UvmDriver::observe_prefetch(VaBlock& b, PageMask& prefetch, ServiceTimes& s
   prefetch_->feedback_candidates(sink, st.cpu);
 }
 
+bool UvmDriver::under_memory_pressure() const {
+  // Eviction observability only informs eviction decisions, so it waits until they are near.
+  if (ctx_.stats.evictions > 0) return true;
+  return static_cast<double>(allocated_chunks_) * 100.0 >=
+         cfg_.observe.min_occupancy_pct * static_cast<double>(capacity_chunks_);
+}
+
 bool UvmDriver::refill_observations(ServiceTimes& st) {
   obs_refill_due_ = false;
   bool did = false;
   auto attempt = [&](std::uint32_t block, ObservePurpose p, const PageMask* from) {
     return try_observe(block, p, from, st);
   };
-  if (obs_.budget(ObservePurpose::Eviction) > 0) {
+  if (obs_.budget(ObservePurpose::Eviction) > 0 && under_memory_pressure()) {
     BudgetSink sink(obs_, ObservePurpose::Eviction, attempt);
     eviction_->observability_candidates(sink, st.cpu);
     did |= sink.accepted;

@@ -104,6 +104,10 @@ struct ObservabilityConfig {
   std::uint32_t max_regions = 100;          ///< regions observed for eviction at once
   std::uint32_t max_feedback_regions = 32;  ///< regions observed for prefetch feedback at once
   double max_regions_pct = 20;  ///< and each at most this % of usable GPU memory (>= 1 region)
+  /// Eviction observability starts once this % of the usable GPU memory is allocated (or after
+  /// the first eviction): eviction policies only decide under memory pressure, and the paper's
+  /// overhead (~2.4 %, §VII) is that of oversubscribed runs.
+  double min_occupancy_pct = 90;
   std::uint32_t samples_per_region = 1;      ///< 64 KB sample pages per region (initial)
   std::uint32_t max_samples_per_region = 4;  ///< adaptive doubling stops here
   bool adaptive_samples = true;              ///< §V-D: double / halve from re-fault rate

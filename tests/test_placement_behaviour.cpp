@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <ostream>
 
 #include "placement_test_util.h"
 #include "traces/generators/generator.h"
@@ -25,6 +26,11 @@ struct Case {
   const char* footprint;
   std::vector<std::string> params;
 };
+
+// Test logs show the workload, not the struct's bytes.
+[[maybe_unused]] void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name << ' ' << c.footprint;
+}
 
 TEST(PlacementBehaviour, SuvCutsFaultsAndRuntimeOnIterativeWorkloads) {
   TempDir d;
