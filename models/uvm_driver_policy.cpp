@@ -116,8 +116,12 @@ void UvmDriver::observe_prefetch(VaBlock& b, PageMask& prefetch, ServiceTimes& s
 }
 
 bool UvmDriver::under_memory_pressure() const {
-  // Eviction observability only informs eviction decisions, so it waits until they are near.
-  if (ctx_.stats.evictions > 0) return true;
+  // Eviction observability only informs eviction decisions. It runs while memory fills, so that
+  // the first victims are already informed (on mm-tiled the reused matrix is at the head of the
+  // list when memory fills), pauses while the GPU is full but nothing needs evicting (a run
+  // that fits: observing would only cost remote accesses), and runs from the first eviction on.
+  if (!cfg_.observe.only_under_pressure || ctx_.stats.evictions > 0) return true;
+  if (allocated_chunks_ >= capacity_chunks_) return false;
   return static_cast<double>(allocated_chunks_) * 100.0 >=
          cfg_.observe.min_occupancy_pct * static_cast<double>(capacity_chunks_);
 }

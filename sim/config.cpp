@@ -355,9 +355,12 @@ std::vector<Knob> build_knobs() {
   k.push_back(number<double>("observe.max_regions_pct", ACC(observe.max_regions_pct), 0, 100,
                              "caps both budgets at this % of usable GPU memory (at least one "
                              "region): the regions at imminent risk, not all of them"));
+  k.push_back(boolean("observe.only_under_pressure", ACC(observe.only_under_pressure),
+                      "observe for eviction only while memory fills, not while the GPU is full "
+                      "without evicting, and from the first eviction on (false: always)"));
   k.push_back(number<double>("observe.min_occupancy_pct", ACC(observe.min_occupancy_pct), 0, 100,
-                             "eviction observability starts when this % of usable GPU memory is "
-                             "allocated or after the first eviction (0: from the start)"));
+                             "with only_under_pressure, observing while memory fills starts at "
+                             "this % of usable GPU memory allocated"));
   k.push_back(number<std::uint32_t>("observe.samples_per_region", ACC(observe.samples_per_region),
                                     1, 32,
                                     "64 KB sample pages per observed 2 MB region (initial)"));

@@ -104,10 +104,12 @@ struct ObservabilityConfig {
   std::uint32_t max_regions = 100;          ///< regions observed for eviction at once
   std::uint32_t max_feedback_regions = 32;  ///< regions observed for prefetch feedback at once
   double max_regions_pct = 20;  ///< and each at most this % of usable GPU memory (>= 1 region)
-  /// Eviction observability starts once this % of the usable GPU memory is allocated (or after
-  /// the first eviction): eviction policies only decide under memory pressure, and the paper's
-  /// overhead (~2.4 %, §VII) is that of oversubscribed runs.
-  double min_occupancy_pct = 90;
+  /// Eviction observability under memory pressure only: while memory fills (from
+  /// min_occupancy_pct of it), not while the GPU is full without evicting, and from the first
+  /// eviction on. Eviction policies decide nothing otherwise, and the paper's overhead (~2.4 %,
+  /// §VII) is that of oversubscribed runs.
+  bool only_under_pressure = true;
+  double min_occupancy_pct = 80;
   std::uint32_t samples_per_region = 1;      ///< 64 KB sample pages per region (initial)
   std::uint32_t max_samples_per_region = 4;  ///< adaptive doubling stops here
   bool adaptive_samples = true;              ///< §V-D: double / halve from re-fault rate

@@ -148,7 +148,8 @@ TEST(Observability, ExactLifecycleOfObservedRegions) {
   write_trace(t, 3, {{{{0, 0}, {1, 0}}}, {{{0, 0}, {2, 0}}}});
   const auto s = simulate(t,
                           {"engine.eviction=lru", "engine.prefetch=none", "observe.max_regions=1",
-                           "observe.max_regions_pct=100", "observe.adaptive_samples=false"},
+                           "observe.max_regions_pct=100", "observe.adaptive_samples=false",
+                           "observe.only_under_pressure=false"},
                           std::nullopt, std::uint64_t{4} << 20);
   const auto& o = s["observability"];
   EXPECT_TRUE(o["active"].get<bool>());
