@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 
 #include "sim/cli/commands.h"
+#include "sim/cli/options.h"
 #include "sim/error.h"
 #include "traces/analyze.h"
 #include "traces/trace.h"
@@ -28,13 +29,9 @@ int cmd_analyze(const Args& args, std::ostream& out, std::ostream& err) {
       "compare", "also summarise how the trace's own (static) hints differ, on stderr");
   po::options_description hidden;
   hidden.add_options()("trace", po::value<std::string>(), "trace");
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::positional_options_description pos;
   pos.add("trace", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_args(args, desc, hidden, pos);
   if (vm.count("help")) {
     out << desc << "\n";
     return 0;

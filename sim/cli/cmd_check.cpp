@@ -12,6 +12,7 @@
 
 #include "sim/check/expectations.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/options.h"
 #include "sim/error.h"
 #include "sim/sweep/files.h"
 #include "sim/sweep/process.h"
@@ -128,13 +129,9 @@ int cmd_check(const Args& args, std::ostream& out, std::ostream& err) {
       "worker-bin", po::value<std::string>(), "uvmsim binary the runs use (default: this one)");
   po::options_description hidden;
   hidden.add_options()("file", po::value<std::vector<std::string>>(&files));
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::positional_options_description pos;
   pos.add("file", -1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_args(args, desc, hidden, pos);
   if (vm.count("help")) {
     out << desc << "\n";
     return 0;

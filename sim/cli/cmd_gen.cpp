@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "sim/cli/commands.h"
+#include "sim/cli/options.h"
 #include "sim/error.h"
 #include "sim/units.h"
 #include "traces/generators/generator.h"
@@ -67,14 +68,9 @@ int cmd_gen(const Args& args, std::ostream& out, std::ostream& /*err*/) {
       ("no-fold", "keep same-page repeated accesses as separate records");
   po::options_description hidden;
   hidden.add_options()("generator", po::value<std::string>());
-  po::options_description all;
-  all.add(visible).add(hidden);
   po::positional_options_description pos;
   pos.add("generator", 1);
-
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_args(args, visible, hidden, pos);
 
   if (vm.count("help")) {
     out << "usage: uvmsim gen NAME [--footprint SIZE] [--param KEY=VALUE ...] [--seed N] -o FILE\n"

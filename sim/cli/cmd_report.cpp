@@ -9,6 +9,7 @@
 #include <boost/program_options.hpp>
 
 #include "sim/cli/commands.h"
+#include "sim/cli/options.h"
 #include "sim/error.h"
 #include "sim/sweep/process.h"
 
@@ -60,13 +61,9 @@ int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
       "plotting script (default: $UVMSIM_REPORT_SCRIPT, else scripts/uvmsim_report.py)");
   po::options_description hidden;
   hidden.add_options()("dir", po::value<std::string>());
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::positional_options_description pos;
   pos.add("dir", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_args(args, desc, hidden, pos);
   if (vm.count("help")) {
     out << desc << "\n";
     return 0;

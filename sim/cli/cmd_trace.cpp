@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/cli/commands.h"
+#include "sim/cli/options.h"
 #include "sim/error.h"
 #include "sim/units.h"
 #include "traces/trace.h"
@@ -334,14 +335,9 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& /*err*/) {
        "hints: write the hints to this file (default: stdout)");
   po::options_description hidden;
   hidden.add_options()("action", po::value<std::string>())("file", po::value<std::string>());
-  po::options_description all;
-  all.add(visible).add(hidden);
   po::positional_options_description pos;
   pos.add("action", 1).add("file", 1);
-
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_args(args, visible, hidden, pos);
 
   if (vm.count("help")) {
     out << kUsage << "\n" << visible;
