@@ -129,7 +129,7 @@ TEST(PlacementBehaviour, HostNeverMigrates) {
   }
 }
 
-/// The schemes, as `--set` lists: placement policies and the two presets of the SUV paper.
+/// The schemes, as `--set` lists: placement policies, the two presets of the SUV paper and LEU.
 const std::vector<std::pair<std::string, std::vector<std::string>>>& schemes() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> s = {
       {"driver", {}},
@@ -140,7 +140,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& schemes() {
       {"glm", {"engine.placement=glm"}},
       {"rdm", {"engine.placement=rdm"}},
       {"object-lru", {"engine.placement=object-lru"}},
-      {"host", {"engine.placement=host"}}};
+      {"host", {"engine.placement=host"}},
+      {"leu", {"engine.eviction=leu"}}};  // the eviction scheme of the same issue
   return s;
 }
 
