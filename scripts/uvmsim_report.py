@@ -31,8 +31,11 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 # Axes that are not "policies": bars are grouped by workload, panels are per oversubscription
 # level (and per GPU), seeds are averaged. Every other varying axis distinguishes series.
 NON_SERIES = {"workload", "gpu", "oversub", "seed"}
-HTOD_CAUSES = ["demand", "prefetch", "user_prefetch", "access_counter"]
-DTOH_CAUSES = ["eviction", "cpu_fault", "user_prefetch"]
+# Every cause of docs/stats.md (they sum to htod_bytes / dtoh_bytes); causes that are zero in the
+# whole sweep are left out of the figure.
+HTOD_CAUSES = ["demand", "prefetch", "region_prefetch", "user_prefetch", "access_counter",
+               "observation", "placement"]
+DTOH_CAUSES = ["eviction", "cpu_fault", "user_prefetch", "observation", "placement"]
 # An explosion of the value range switches an axis to log scale.
 LOG_RATIO = 30.0
 
