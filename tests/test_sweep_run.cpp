@@ -146,6 +146,34 @@ TEST(SweepRun, BadInputIsAOneLineErrorNamingTheFile) {
   EXPECT_TRUE(contains(r.output, "--slurm-partition")) << r.output;
 }
 
+TEST(SweepRun, ReportDrawsEveryTransferCauseTheStatisticsHave) {
+  // The link-traffic figure stacks the causes listed in the report script; a cause the simulator
+  // adds to its statistics must be added there too, or its bytes silently vanish from the figure.
+  TempDir d;
+  const auto t = d.file("t.uvt"), st = d.file("s.json");
+  ASSERT_EQ(uvmsim({"gen", "regular", "--footprint", "4M", "-o", t}).status.code, 0);
+  ASSERT_EQ(
+      uvmsim({"run", "--gpu", "gtx1080ti", "--trace", t, "--stats-out", st, "-q"}).status.code, 0);
+  const auto stats = nlohmann::json::parse(test::read_text(st));
+  const std::string script =
+      test::read_text(std::string(UVMSIM_SOURCE_DIR) + "/scripts/uvmsim_report.py");
+  for (const std::string dir : {"htod", "dtoh"}) {
+    const std::string var = dir == "htod" ? "HTOD_CAUSES = [" : "DTOH_CAUSES = [";
+    const auto at = script.find(var);
+    ASSERT_NE(at, std::string::npos) << var;
+    const std::string list = script.substr(at, script.find(']', at) - at);
+    std::set<std::string> drawn;
+    for (std::size_t q = list.find('"'); q != std::string::npos; q = list.find('"', q)) {
+      const std::size_t end = list.find('"', q + 1);
+      drawn.insert(list.substr(q + 1, end - q - 1));
+      q = end + 1;
+    }
+    std::set<std::string> counted;
+    for (const auto& [cause, bytes] : stats[dir + "_bytes_by_cause"].items()) counted.insert(cause);
+    EXPECT_EQ(drawn, counted) << dir;
+  }
+}
+
 TEST(SweepRun, FailedPointIsReportedWithItsErrorAndRetriedAlone) {
   TempDir d;
   const std::string spec = d.file("small.json"), out = d.file("out");
