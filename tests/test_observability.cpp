@@ -11,6 +11,7 @@
 #include "policies/policy.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
+#include "placement_test_util.h"
 #include "test_util.h"
 #include "traces/trace.h"
 
@@ -57,15 +58,7 @@ void write_trace(const std::string& path, std::uint32_t blocks, const std::vecto
 nlohmann::json simulate(const std::string& trace, const std::vector<std::string>& sets,
                         std::optional<double> oversub = std::nullopt,
                         std::optional<std::uint64_t> hbm = std::nullopt) {
-  SimConfig cfg = SimConfig::from_preset("gtx1080ti");
-  for (const auto& s : sets) cfg.set_from_string(s);
-  RunOptions o;
-  o.trace = trace;
-  o.oversub_pct = oversub;
-  o.hbm_bytes = hbm;
-  Simulator sim(cfg, o);
-  sim.run();
-  return sim.to_json();
+  return run_sim(trace, sets, hbm, oversub);
 }
 
 std::uint64_t u(const nlohmann::json& j) { return j.get<std::uint64_t>(); }
