@@ -8,10 +8,10 @@
 #include <set>
 
 #include "models/observability.h"
+#include "placement_test_util.h"
 #include "policies/policy.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
-#include "placement_test_util.h"
 #include "test_util.h"
 #include "traces/trace.h"
 
