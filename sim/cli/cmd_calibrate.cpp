@@ -10,6 +10,7 @@
 
 #include "sim/calibrate/calibrator.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/options.h"
 #include "sim/config.h"
 #include "sim/error.h"
 #include "sim/units.h"
@@ -33,10 +34,8 @@ std::vector<std::string> comma_list(const std::vector<std::string>& v) {
 bool parse(const Args& args, const po::options_description& desc,
            const po::positional_options_description* pos, po::variables_map& vm,
            std::ostream& out) {
-  auto parser = po::command_line_parser(args).options(desc);
-  if (pos) parser.positional(*pos);
-  po::store(parser.run(), vm);
-  po::notify(vm);
+  vm = parse_args(args, desc, po::options_description{},
+                  pos ? *pos : po::positional_options_description{});
   if (vm.count("help")) {
     out << desc << "\n";
     return false;
