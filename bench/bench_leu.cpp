@@ -9,7 +9,7 @@
 
 #include "policies/eviction/leu/leu_model.h"
 #include "sim/cli/commands.h"
-#include "sim/config.h"
+#include "core/config.h"
 #include "sim/simulator.h"
 
 namespace {

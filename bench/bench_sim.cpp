@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "sim/cli/commands.h"
-#include "sim/config.h"
-#include "sim/event_queue.h"
+#include "core/config.h"
+#include "core/event_queue.h"
 #include "sim/simulator.h"
 
 namespace {

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/config.h"
-#include "sim/types.h"
+#include "core/config.h"
+#include "core/types.h"
 
 namespace uvmsim {
 

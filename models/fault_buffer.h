@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/types.h"
+#include "core/types.h"
 
 namespace uvmsim {
 

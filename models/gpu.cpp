@@ -1,8 +1,10 @@
 #include "models/gpu.h"
 
+#include "models/occupancy.h"
+
 #include <algorithm>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim {
 
@@ -26,21 +28,6 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, UvmDriver& driver)
   buffer_.configure(cfg_.gpu.fault_buffer_entries);
   const std::size_t nblocks = ctx_.va.blocks().size();
   block_wait_.resize(nblocks);
-}
-
-std::uint64_t Gpu::threadblocks_per_sm(const GpuConfig& g, const trace::KernelInfo& k) {
-  const std::uint64_t threads = k.block.count();
-  // Occupancy: threadblocks per SM limited by every per-SM resource the kernel uses.
-  std::uint64_t per_sm = g.max_blocks_per_sm;
-  per_sm = std::min<std::uint64_t>(per_sm, g.max_warps_per_sm / std::max(1u, k.warps_per_block()));
-  per_sm =
-      std::min<std::uint64_t>(per_sm, g.max_threads_per_sm / std::max<std::uint64_t>(1, threads));
-  if (k.regs_per_thread)
-    per_sm = std::min<std::uint64_t>(
-        per_sm, g.regs_per_sm / std::max<std::uint64_t>(1, k.regs_per_thread * threads));
-  if (k.shared_mem_bytes)
-    per_sm = std::min<std::uint64_t>(per_sm, g.smem_per_sm / k.shared_mem_bytes);
-  return per_sm;
 }
 
 void Gpu::launch(const trace::KernelInfo& k, trace::LaunchStream& stream, Tick start,

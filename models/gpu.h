@@ -23,9 +23,6 @@ class Gpu {
  public:
   Gpu(SimContext& ctx, FaultBuffer& buffer, UvmDriver& driver);
 
-  /// Threadblocks of kernel `k` resident per SM at once (0: one does not fit).
-  static std::uint64_t threadblocks_per_sm(const GpuConfig& g, const trace::KernelInfo& k);
-
   /// Starts a launch at `start`. The caller drains the event queue; done() tells completion.
   void launch(const trace::KernelInfo& kernel, trace::LaunchStream& stream, Tick start,
               KernelStats& ks);

@@ -16,9 +16,9 @@
 #include <span>
 #include <vector>
 
-#include "models/va_space.h"
+#include "state/va_space.h"
 #include "policies/policy.h"
-#include "sim/config.h"
+#include "core/config.h"
 
 namespace uvmsim {
 

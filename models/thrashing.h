@@ -13,9 +13,9 @@
 #include <memory>
 #include <vector>
 
-#include "models/page_mask.h"
-#include "sim/config.h"
-#include "sim/types.h"
+#include "state/page_mask.h"
+#include "core/config.h"
+#include "core/types.h"
 
 namespace uvmsim {
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "sim/config.h"
-#include "sim/types.h"
+#include "core/config.h"
+#include "core/types.h"
 
 namespace uvmsim {
 

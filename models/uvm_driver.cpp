@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim {
 

@@ -19,11 +19,11 @@
 #include "models/access_counters.h"
 #include "models/fault_buffer.h"
 #include "models/observability.h"
-#include "models/placement_state.h"
 #include "models/sim_context.h"
 #include "models/thrashing.h"
 #include "models/timing.h"
 #include "policies/policy.h"
+#include "state/placement_state.h"
 #include "traces/trace.h"
 
 namespace uvmsim {
@@ -101,6 +101,7 @@ class UvmDriver final : public PolicyEngine {
   void attach_gpu(const Gpu* gpu) { gpu_ = gpu; }
   std::uint64_t fault_batch() const override { return log_batch_ < 0 ? 0 : batch_id_; }
   const std::filesystem::path& trace_path() const override { return trace_path_; }
+  std::uint64_t concurrent_threadblocks(const trace::KernelInfo& k) const override;
   // PolicyEngine: actions
   void prefetch_region(std::uint32_t block) override;
   void enable_access_counter_migration(std::uint64_t granularity, std::uint32_t threshold) override;

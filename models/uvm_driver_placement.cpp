@@ -13,14 +13,14 @@
 // kernel is queued to the driver's serial service thread.
 //
 // GPU memory is partitioned between pinned chunks, reservations and the general pool the
-// eviction policy manages (models/placement_state.h). Chunks that are pinned or reserved are
+// eviction policy manages (state/placement_state.h). Chunks that are pinned or reserved are
 // withheld from the eviction policy: it is told (on_chunk_withheld / on_chunk_returned) and hears
 // nothing else about them, so it can never pick them.
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/error.h"
 #include "models/uvm_driver.h"
-#include "sim/error.h"
 
 namespace uvmsim {
 

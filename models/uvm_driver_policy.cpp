@@ -9,9 +9,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/error.h"
 #include "models/gpu.h"
+#include "models/occupancy.h"
 #include "models/uvm_driver.h"
-#include "sim/error.h"
 
 namespace uvmsim {
 
@@ -38,6 +39,10 @@ class BudgetSink final : public ObservationSink {
 };
 
 }  // namespace
+
+std::uint64_t UvmDriver::concurrent_threadblocks(const trace::KernelInfo& k) const {
+  return threadblocks_per_sm(cfg_.gpu, k) * cfg_.gpu.num_sms;
+}
 
 void UvmDriver::request_service(Tick now) {
   if (bh_running_ || wake_scheduled_) return;

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "policies/policy.h"
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim {
 

@@ -41,13 +41,14 @@
 #include <string>
 #include <vector>
 
-#include "models/page_mask.h"
-#include "models/placement_state.h"
-#include "models/program_position.h"
-#include "models/va_space.h"
-#include "sim/config.h"
-#include "sim/types.h"
+#include "core/config.h"
+#include "core/types.h"
+#include "state/page_mask.h"
+#include "state/placement_state.h"
+#include "state/program_position.h"
+#include "state/va_space.h"
 #include "traces/hints.h"
+#include "traces/trace.h"
 
 namespace uvmsim {
 
@@ -148,6 +149,12 @@ class PolicyEngine {
   virtual std::uint64_t fault_batch() const = 0;
   /// The trace being simulated (for oracles that read the program's future).
   virtual const std::filesystem::path& trace_path() const = 0;
+  /// Threadblocks of kernel `k` the whole GPU runs at once (occupancy per SM x SMs); 0 when no
+  /// GPU is attached (stand-alone unit tests).
+  virtual std::uint64_t concurrent_threadblocks(const trace::KernelInfo& k) const {
+    (void)k;
+    return 0;
+  }
 
   // ---- actions -----------------------------------------------------------------------------
   /// setPrefetchRegion: migrate the whole 2 MB region `block` to the GPU at the driver's next

@@ -5,7 +5,7 @@
 
 #include "policies/policy.h"
 #include "policies/prefetch/combined.h"
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim {
 

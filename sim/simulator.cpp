@@ -8,10 +8,10 @@
 #include "models/fault_buffer.h"
 #include "models/gpu.h"
 #include "models/uvm_driver.h"
-#include "models/va_space.h"
-#include "sim/error.h"
-#include "sim/event_log.h"
-#include "sim/event_queue.h"
+#include "state/va_space.h"
+#include "core/error.h"
+#include "core/event_log.h"
+#include "core/event_queue.h"
 #include "traces/trace.h"
 
 namespace uvmsim {

@@ -10,9 +10,9 @@
 #include <optional>
 #include <string>
 
-#include "sim/config.h"
-#include "sim/event_log.h"
-#include "sim/stats.h"
+#include "core/config.h"
+#include "core/event_log.h"
+#include "core/stats.h"
 
 namespace uvmsim {
 

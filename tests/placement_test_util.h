@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/config.h"
+#include "core/config.h"
 #include "sim/simulator.h"
 #include "test_util.h"
 #include "traces/trace.h"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "sim/config.h"
+#include "core/config.h"
 #include "test_util.h"
 
 namespace uvmsim::test {

@@ -3,8 +3,8 @@
 
 #include <fstream>
 
-#include "sim/error.h"
-#include "sim/units.h"
+#include "core/error.h"
+#include "core/units.h"
 #include "tests/test_util.h"
 
 namespace uvmsim {

@@ -3,7 +3,7 @@
 // mitigation, CPU faults and the dirty-only eviction what-if.
 #include <gtest/gtest.h>
 
-#include "sim/config.h"
+#include "core/config.h"
 #include "sim/simulator.h"
 #include "test_util.h"
 #include "traces/trace.h"

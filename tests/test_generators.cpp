@@ -6,7 +6,7 @@
 #include <fstream>
 #include <set>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "tests/test_util.h"
 #include "traces/generators/generator.h"
 #include "traces/trace.h"

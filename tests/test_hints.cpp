@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "tests/workload_check.h"
 #include "traces/hints.h"
 #include "traces/trace.h"

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "models/va_space.h"
+#include "state/va_space.h"
 #include "policies/eviction/leu/leu_model.h"
 #include "policies/policy.h"
-#include "sim/error.h"
+#include "core/error.h"
 #include "test_util.h"
 #include "traces/trace.h"
 

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "sim/calibrate/metrics.h"
-#include "sim/error.h"
+#include "core/error.h"
 #include "test_util.h"
 #include "traces/measurements/importers.h"
 #include "traces/measurements/measurement.h"

@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "models/access_counters.h"
-#include "models/page_mask.h"
+#include "state/page_mask.h"
 #include "models/thrashing.h"
 #include "models/tlb.h"
-#include "models/va_space.h"
-#include "sim/error.h"
-#include "sim/event_queue.h"
+#include "state/va_space.h"
+#include "core/error.h"
+#include "core/event_queue.h"
 
 namespace uvmsim {
 namespace {

@@ -10,7 +10,7 @@
 #include "models/observability.h"
 #include "placement_test_util.h"
 #include "policies/policy.h"
-#include "sim/config.h"
+#include "core/config.h"
 #include "sim/simulator.h"
 #include "test_util.h"
 #include "traces/trace.h"

@@ -7,7 +7,7 @@
 
 #include "policies/policy.h"
 #include "policy_test_engine.h"
-#include "sim/error.h"
+#include "core/error.h"
 #include "test_util.h"
 #include "traces/trace.h"
 

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "models/placement_state.h"
+#include "state/placement_state.h"
 #include "placement_test_util.h"
 #include "policies/policy.h"
 

@@ -1,9 +1,9 @@
 // Unit tests of the default policies against the driver rules in uvm-driver.md §1 and §5.
 #include <gtest/gtest.h>
 
-#include "models/va_space.h"
+#include "state/va_space.h"
 #include "policies/policy.h"
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim {
 namespace {

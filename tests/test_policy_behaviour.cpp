@@ -16,7 +16,7 @@
 #include <map>
 
 #include "policies/policy.h"
-#include "sim/config.h"
+#include "core/config.h"
 #include "sim/simulator.h"
 #include "test_util.h"
 

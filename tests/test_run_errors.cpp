@@ -4,8 +4,8 @@
 
 #include <fstream>
 
-#include "sim/config.h"
-#include "sim/error.h"
+#include "core/config.h"
+#include "core/error.h"
 #include "test_util.h"
 
 namespace uvmsim::test {

@@ -2,8 +2,9 @@
 // Algorithm 1 (per launch) and Algorithm 2 (per iteration), with exact expected values.
 #include <gtest/gtest.h>
 
+#include "core/config.h"
+#include "models/occupancy.h"
 #include "policies/placement/suv/suv_plan.h"
-#include "sim/config.h"
 
 namespace uvmsim::test {
 namespace {
@@ -12,6 +13,11 @@ using suv::Class;
 using suv::Decision;
 
 constexpr std::uint64_t kMB = 1 << 20;
+
+/// What the driver answers for PolicyEngine::concurrent_threadblocks().
+std::uint64_t concurrent(const GpuConfig& g, const trace::KernelInfo& k) {
+  return threadblocks_per_sm(g, k) * g.num_sms;
+}
 
 trace::UseHint use(std::uint32_t alloc, trace::Poly reads, trace::Poly per_tb,
                    bool data_dependent = false, bool iteration_dependent = false) {
@@ -51,7 +57,8 @@ TEST(SuvClassify, DensityTemporalUnknownIterative) {
   const std::vector<suv::AllocSize> sizes = {
       {64 * kMB, 32}, {4 * kMB, 2}, {2 * kMB, 1}, {8 * kMB, 4}};
   // 256 threads per block: 8 TBs per SM (threads and warps), 224 in flight of 1024 (<= half).
-  const auto ds = suv::classify(kh, kernel(1024, 256), 3, g, sizes, {});
+  const auto ds =
+      suv::classify(kh, kernel(1024, 256), 3, concurrent(g, kernel(1024, 256)), sizes, {});
   ASSERT_EQ(ds.size(), 4u);
   EXPECT_EQ(ds[0].wss, 16384u * 224);
   EXPECT_EQ(ds[0].cls, Class::Temporal);  // 3.5 MB < 32 MB
@@ -64,15 +71,24 @@ TEST(SuvClassify, DensityTemporalUnknownIterative) {
   EXPECT_TRUE(ds[3].window_only);
   EXPECT_EQ(ds[3].cls, Class::Temporal);  // 4 KB x 224 < 4 MB
   // Outside a host loop nothing is Iterative.
-  EXPECT_FALSE(suv::classify(kh, kernel(1024, 256), -1, g, sizes, {})[3].iterative);
+  EXPECT_FALSE(
+      suv::classify(kh, kernel(1024, 256), -1, concurrent(g, kernel(1024, 256)), sizes, {})[3]
+          .iterative);
   // 300 TBs: 224 in flight is more than half of them, so no Temporal structure.
-  EXPECT_EQ(suv::classify(kh, kernel(300, 256), 3, g, sizes, {})[0].cls, Class::Density);
+  EXPECT_EQ(
+      suv::classify(kh, kernel(300, 256), 3, concurrent(g, kernel(300, 256)), sizes, {})[0].cls,
+      Class::Density);
   // 64 registers per thread: 65536 / (64 x 256) = 4 TBs per SM, 112 in flight.
-  EXPECT_EQ(suv::classify(kh, kernel(1024, 256, 64), 3, g, sizes, {})[0].wss, 16384u * 112);
+  EXPECT_EQ(suv::classify(kh, kernel(1024, 256, 64), 3, concurrent(g, kernel(1024, 256, 64)), sizes,
+                          {})[0]
+                .wss,
+            16384u * 112);
   // A stricter fraction: WSS 3.5 MB is not below 0.05 x 64 MB.
   suv::Params p;
   p.temporal_wss_fraction = 0.05;
-  EXPECT_EQ(suv::classify(kh, kernel(1024, 256), 3, g, sizes, p)[0].cls, Class::Density);
+  EXPECT_EQ(
+      suv::classify(kh, kernel(1024, 256), 3, concurrent(g, kernel(1024, 256)), sizes, p)[0].cls,
+      Class::Density);
 }
 
 suv::DataStructure ds(std::uint32_t alloc, std::uint64_t size, double density, Class c,

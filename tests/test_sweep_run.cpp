@@ -12,7 +12,7 @@
 #include "sim/check/expectations.h"
 #include "sim/sweep/results.h"
 #include "sim/sweep/spec.h"
-#include "sim/units.h"
+#include "core/units.h"
 #include "tests/sweep_test_util.h"
 #include "tests/test_util.h"
 

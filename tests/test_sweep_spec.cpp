@@ -8,7 +8,7 @@
 
 #include "sim/check/expectations.h"
 #include "sim/check/relation.h"
-#include "sim/error.h"
+#include "core/error.h"
 #include "sim/sweep/files.h"
 #include "sim/sweep/progress.h"
 #include "sim/sweep/results.h"
@@ -16,7 +16,7 @@
 #include "sim/sweep/spec.h"
 #include "sim/sweep/table.h"
 #include "sim/sweep/worker.h"
-#include "sim/units.h"
+#include "core/units.h"
 #include "tests/sweep_test_util.h"
 #include "tests/test_util.h"
 

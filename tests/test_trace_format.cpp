@@ -10,7 +10,7 @@
 #include <new>
 #include <random>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "tests/test_util.h"
 #include "traces/trace.h"
 #include "traces/trace_codec.h"

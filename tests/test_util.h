@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "sim/cli/commands.h"
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::test {
 

@@ -6,8 +6,8 @@
 
 #include <functional>
 
-#include "sim/config.h"
-#include "sim/error.h"
+#include "core/config.h"
+#include "core/error.h"
 #include "sim/simulator.h"
 #include "tests/workload_check.h"
 

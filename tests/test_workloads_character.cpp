@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "sim/config.h"
+#include "core/config.h"
 #include "sim/simulator.h"
 #include "tests/workload_check.h"
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "traces/json_fields.h"
 #include "traces/trace.h"
 

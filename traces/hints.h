@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/types.h"
+#include "core/types.h"
 
 namespace uvmsim::trace {
 

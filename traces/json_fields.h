@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "traces/trace.h"
 
 namespace uvmsim::trace::detail {

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/types.h"
+#include "core/types.h"
 #include "traces/hints.h"
 
 namespace uvmsim::trace {

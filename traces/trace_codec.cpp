@@ -5,7 +5,7 @@
 #include <boost/crc.hpp>
 #include <limits>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::trace {
 

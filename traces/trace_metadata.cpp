@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "traces/json_fields.h"
 #include "traces/trace.h"
 

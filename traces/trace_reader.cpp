@@ -9,7 +9,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "traces/trace.h"
 #include "traces/trace_codec.h"
 

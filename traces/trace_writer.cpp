@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "traces/trace.h"
 #include "traces/trace_codec.h"
 

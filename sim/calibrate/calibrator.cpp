@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::calib {
 

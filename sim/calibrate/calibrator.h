@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "sim/calibrate/metrics.h"
-#include "sim/config.h"
+#include "core/config.h"
 #include "traces/measurements/measurement.h"
 
 namespace uvmsim::calib {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "sim/simulator.h"
 
 namespace uvmsim::calib {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
+#include "core/config.h"
 #include "traces/measurements/measurement.h"
 
 namespace uvmsim::calib {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <set>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::check {
 

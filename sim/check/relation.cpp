@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::check {
 

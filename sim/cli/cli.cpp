@@ -5,7 +5,7 @@
 #include <boost/program_options/errors.hpp>
 
 #include "sim/cli/commands.h"
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::cli {
 

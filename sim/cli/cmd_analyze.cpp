@@ -6,7 +6,7 @@
 
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
-#include "sim/error.h"
+#include "core/error.h"
 #include "traces/analyze.h"
 #include "traces/trace.h"
 

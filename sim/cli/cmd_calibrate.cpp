@@ -11,9 +11,9 @@
 #include "sim/calibrate/calibrator.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
-#include "sim/config.h"
-#include "sim/error.h"
-#include "sim/units.h"
+#include "core/config.h"
+#include "core/error.h"
+#include "core/units.h"
 #include "traces/measurements/importers.h"
 
 namespace uvmsim::cli {

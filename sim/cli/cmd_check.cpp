@@ -13,7 +13,7 @@
 #include "sim/check/expectations.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
-#include "sim/error.h"
+#include "core/error.h"
 #include "sim/sweep/files.h"
 #include "sim/sweep/process.h"
 #include "sim/sweep/runner.h"

@@ -6,8 +6,8 @@
 
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
-#include "sim/error.h"
-#include "sim/units.h"
+#include "core/error.h"
+#include "core/units.h"
 #include "traces/generators/generator.h"
 #include "traces/trace.h"
 

@@ -10,7 +10,7 @@
 
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
-#include "sim/error.h"
+#include "core/error.h"
 #include "sim/sweep/process.h"
 
 namespace uvmsim::cli {

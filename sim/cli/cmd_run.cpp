@@ -10,10 +10,10 @@
 
 #include "policies/policy.h"
 #include "sim/cli/commands.h"
-#include "sim/config.h"
-#include "sim/error.h"
+#include "core/config.h"
+#include "core/error.h"
 #include "sim/simulator.h"
-#include "sim/units.h"
+#include "core/units.h"
 
 namespace uvmsim::cli {
 

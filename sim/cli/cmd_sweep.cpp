@@ -7,7 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include "sim/cli/commands.h"
-#include "sim/error.h"
+#include "core/error.h"
 #include "sim/sweep/files.h"
 #include "sim/sweep/process.h"
 #include "sim/sweep/runner.h"

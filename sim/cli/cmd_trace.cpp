@@ -8,8 +8,8 @@
 
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
-#include "sim/error.h"
-#include "sim/units.h"
+#include "core/error.h"
+#include "core/units.h"
 #include "traces/trace.h"
 
 namespace uvmsim::cli {

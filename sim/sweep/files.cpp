@@ -12,7 +12,7 @@
 #include <ctime>
 #include <fstream>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::sweep {
 

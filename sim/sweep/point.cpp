@@ -7,10 +7,10 @@
 #include <ctime>
 
 #include "policies/policy.h"
-#include "sim/error.h"
+#include "core/error.h"
 #include "sim/simulator.h"
 #include "sim/sweep/files.h"
-#include "sim/units.h"
+#include "core/units.h"
 
 namespace uvmsim::sweep {
 

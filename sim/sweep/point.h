@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/config.h"
+#include "core/config.h"
 #include "sim/sweep/workload.h"
 
 namespace uvmsim::sweep {

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <map>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::sweep {
 

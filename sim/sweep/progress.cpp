@@ -7,7 +7,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::sweep {
 

@@ -6,7 +6,7 @@
 #include <deque>
 #include <fstream>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "sim/sweep/files.h"
 
 namespace uvmsim::sweep {

@@ -4,7 +4,7 @@
 #include <ostream>
 #include <set>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "sim/sweep/process.h"
 
 namespace uvmsim::sweep {

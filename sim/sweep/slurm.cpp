@@ -9,7 +9,7 @@
 #include <ostream>
 #include <thread>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "sim/sweep/files.h"
 #include "sim/sweep/process.h"
 #include "sim/sweep/worker.h"

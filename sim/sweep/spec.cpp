@@ -4,7 +4,7 @@
 #include <fstream>
 #include <set>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::sweep {
 

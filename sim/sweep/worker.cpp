@@ -4,7 +4,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "sim/sweep/files.h"
 #include "sim/sweep/results.h"
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "sim/sweep/files.h"
-#include "sim/units.h"
+#include "core/units.h"
 
 namespace uvmsim::sweep {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "traces/collector/access_file.h"
 #include "traces/trace.h"
 

@@ -8,7 +8,7 @@
 // two expand convolutions into the channel halves of one buffer (the concatenation).
 #include <algorithm>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "traces/generators/emulation.h"
 
 namespace uvmsim::gen {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::gen {
 

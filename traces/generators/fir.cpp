@@ -3,7 +3,7 @@
 // input[t - i], reading the previous block's tail from a history buffer for t < i, and a small
 // kernel then saves this block's tail as the next history. Each launch streams a new, disjoint
 // part of the input and output while the coefficients and history are reused throughout.
-#include "sim/error.h"
+#include "core/error.h"
 #include "traces/generators/emulation.h"
 
 namespace uvmsim::gen {

@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "sim/error.h"
-#include "sim/units.h"
+#include "core/error.h"
+#include "core/units.h"
 
 namespace uvmsim::gen {
 

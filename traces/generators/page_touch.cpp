@@ -1,6 +1,6 @@
 #include "traces/generators/page_touch.h"
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::gen {
 

@@ -4,7 +4,7 @@
 // pseudo-random, data-dependent position: no spatial or temporal locality beyond chance.
 #include <random>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "traces/generators/emulation.h"
 
 namespace uvmsim::gen {

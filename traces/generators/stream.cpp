@@ -1,7 +1,7 @@
 // `stream`: the BabelStream triad kernel a[i] = b[i] + scalar * c[i] (Deakin et al., "GPU-STREAM
 // v2.0", P^3MA workshop at ISC 2016), as used in UVM oversubscription studies: three arrays
 // streamed once per iteration, one float per thread.
-#include "sim/error.h"
+#include "core/error.h"
 #include "traces/generators/generator.h"
 
 namespace uvmsim::gen {

@@ -5,8 +5,8 @@
 // CPU-GPU Unified Virtual Memory", ISCA 2019).
 #include <limits>
 
-#include "sim/error.h"
-#include "sim/units.h"
+#include "core/error.h"
+#include "core/units.h"
 #include "traces/generators/generator.h"
 
 namespace uvmsim::gen {

@@ -3,7 +3,7 @@
 // fault batch.
 #include <limits>
 
-#include "sim/error.h"
+#include "core/error.h"
 #include "traces/generators/generator.h"
 
 namespace uvmsim::gen {

@@ -11,7 +11,7 @@
 #include <memory>
 #include <optional>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::meas {
 

@@ -3,7 +3,7 @@
 #include <array>
 #include <limits>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim::meas {
 

@@ -38,9 +38,8 @@
 #include <limits>
 #include <queue>
 
-#include "models/gpu.h"
+#include "core/error.h"
 #include "policies/policy.h"
-#include "sim/error.h"
 #include "traces/trace.h"
 
 namespace uvmsim {
@@ -74,7 +73,7 @@ class Opt final : public EvictionPolicy {
         max_entries_(ctx.params["max_entries"].get<std::uint64_t>()),
         bucket_steps_(ctx.params["bucket_steps"].get<std::uint64_t>()) {
     for (std::uint32_t i = 0; i < nodes_.size(); ++i) nodes_[i].block = i;
-    build(ctx.config.gpu, ctx.va_space);
+    build(ctx.va_space);
   }
 
   void on_chunk_allocated(const VaBlock& b, Tick) override {
@@ -125,7 +124,7 @@ class Opt final : public EvictionPolicy {
 
  private:
   /// The pre-pass: one streaming read of the trace (memory bounded by the decoded chunks).
-  void build(const GpuConfig& gpu, const VaSpace& va) {
+  void build(const VaSpace& va) {
     if (engine_.trace_path().empty())
       throw UserError("--eviction opt", "trace",
                       "OPT needs the trace's future; it runs only inside a simulation");
@@ -133,8 +132,7 @@ class Opt final : public EvictionPolicy {
     const auto& meta = reader.metadata();
     auto slots_of = [&](std::uint32_t kernel_id) -> std::uint64_t {
       const trace::KernelInfo* k = meta.find_kernel(kernel_id);
-      const std::uint64_t per_sm = k ? Gpu::threadblocks_per_sm(gpu, *k) : 1;
-      return std::max<std::uint64_t>(1, per_sm * gpu.num_sms);
+      return std::max<std::uint64_t>(1, k ? engine_.concurrent_threadblocks(*k) : 1);
     };
     if (bucket_steps_ == 0) {
       // Estimate the idealised schedule's length from the index to size the buckets.

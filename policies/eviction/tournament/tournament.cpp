@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "policies/forwarding.h"
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim {
 namespace {

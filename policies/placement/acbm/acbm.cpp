@@ -8,7 +8,7 @@
 // read remotely. Only `access_counters.count` counters exist, so with many hot regions counters
 // are recycled before they reach the threshold, one of the limits the paper describes (§III-D).
 #include "policies/policy.h"
-#include "sim/units.h"
+#include "core/units.h"
 
 namespace uvmsim {
 namespace {

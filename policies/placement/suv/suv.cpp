@@ -27,8 +27,7 @@ using suv::Window;
 
 class SuvPlacement final : public PlacementPolicy {
  public:
-  explicit SuvPlacement(const PolicyContext& ctx)
-      : engine_(ctx.engine()), va_(ctx.va_space), gpu_(ctx.config.gpu) {
+  explicit SuvPlacement(const PolicyContext& ctx) : engine_(ctx.engine()), va_(ctx.va_space) {
     const auto& pj = ctx.params;
     ac_mode_ = pj.at("mode").get<std::string>() == "ac";
     p_.temporal_wss_fraction = pj.at("temporal_wss_fraction").get<double>();
@@ -164,7 +163,8 @@ class SuvPlacement final : public PlacementPolicy {
 
   void algorithm1(const trace::KernelHint& kh, const KernelEvent& k) {
     ++launches_planned_;
-    std::vector<suv::DataStructure> ds = suv::classify(kh, k.kernel, k.iteration, gpu_, sizes_, p_);
+    std::vector<suv::DataStructure> ds = suv::classify(
+        kh, k.kernel, k.iteration, engine_.concurrent_threadblocks(k.kernel), sizes_, p_);
     const std::vector<std::uint8_t> win = window_blocks();
     // avail = HBM not held by Algorithm 2's windows; held = each structure's window chunks.
     std::uint64_t window_chunks = 0;
@@ -353,7 +353,6 @@ class SuvPlacement final : public PlacementPolicy {
 
   PolicyEngine& engine_;
   const VaSpace& va_;
-  const GpuConfig& gpu_;
   suv::Params p_;
   bool ac_mode_ = false, ac_enabled_ = false, iterative_ = true, evict_expired_ = true;
   std::vector<std::uint32_t> range_of_;  ///< by allocation id: index in va_.ranges()

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <numeric>
 
-#include "models/gpu.h"
-
 namespace uvmsim::suv {
 
 const char* to_string(Class c) {
@@ -37,12 +35,11 @@ const char* to_string(Decision::Kind k) {
 }
 
 std::vector<DataStructure> classify(const trace::KernelHint& hint, const trace::KernelInfo& kernel,
-                                    std::int32_t iteration, const GpuConfig& gpu,
+                                    std::int32_t iteration, std::uint64_t concurrent,
                                     const std::vector<AllocSize>& sizes, const Params& p) {
   // §V-B "Estimating working set size": TBs per SM (from the block's threads, registers and
   // shared memory) x SMs run concurrently. With more than half of all TBs in flight a kernel
   // cannot show temporal behaviour, and no WSS is computed.
-  const std::uint64_t concurrent = Gpu::threadblocks_per_sm(gpu, kernel) * gpu.num_sms;
   const bool temporal_possible =
       concurrent > 0 && static_cast<double>(concurrent) <=
                             p.temporal_tb_fraction * static_cast<double>(kernel.threadblocks());

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
+#include "core/config.h"
 #include "traces/hints.h"
 #include "traces/trace.h"
 
@@ -42,14 +42,14 @@ struct DataStructure {
 
 /// Classifies the data structures of one launch of `kernel` (§V-B): 'Unknown' when a memop's
 /// address is data-dependent; 'Temporal' when WSS = bytes_per_tb x concurrent TBs (concurrent TBs
-/// = TBs per SM x SMs, from the kernel's block size, registers and shared memory on `gpu`) is
+/// = TBs per SM x SMs, PolicyEngine::concurrent_threadblocks(), given as `concurrent`) is
 /// below temporal_wss_fraction x size and concurrent TBs <= temporal_tb_fraction x all TBs;
 /// 'Density' otherwise. `size_of(alloc)` gives the allocation's size and block count.
 struct AllocSize {
   std::uint64_t size = 0, blocks = 0;
 };
 std::vector<DataStructure> classify(const trace::KernelHint& hint, const trace::KernelInfo& kernel,
-                                    std::int32_t iteration, const GpuConfig& gpu,
+                                    std::int32_t iteration, std::uint64_t concurrent,
                                     const std::vector<AllocSize>& sizes, const Params& p);
 
 /// One decision of Algorithm 1 for one data structure.

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/types.h"
+#include "core/types.h"
 
 namespace uvmsim {
 

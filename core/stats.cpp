@@ -1,4 +1,4 @@
-#include "sim/stats.h"
+#include "core/stats.h"
 
 #include <bit>
 

@@ -1,9 +1,9 @@
-#include "models/va_space.h"
+#include "state/va_space.h"
 
 #include <algorithm>
 #include <bit>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim {
 

@@ -1,4 +1,4 @@
-#include "models/placement_state.h"
+#include "state/placement_state.h"
 
 #include <algorithm>
 

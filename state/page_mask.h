@@ -6,7 +6,7 @@
 #include <bit>
 #include <cstdint>
 
-#include "sim/types.h"
+#include "core/types.h"
 
 namespace uvmsim {
 

@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "sim/types.h"
+#include "core/types.h"
 
 namespace uvmsim {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "models/page_mask.h"
-#include "sim/types.h"
+#include "state/page_mask.h"
+#include "core/types.h"
 #include "traces/trace.h"
 
 namespace uvmsim {

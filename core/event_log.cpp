@@ -1,9 +1,9 @@
-#include "sim/event_log.h"
+#include "core/event_log.h"
 
 #include <cinttypes>
 #include <cstdio>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 namespace uvmsim {
 

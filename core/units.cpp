@@ -1,11 +1,11 @@
-#include "sim/units.h"
+#include "core/units.h"
 
 #include <cctype>
 #include <cstdio>
 #include <limits>
 
-#include "sim/error.h"
-#include "sim/types.h"
+#include "core/error.h"
+#include "core/types.h"
 
 namespace uvmsim {
 

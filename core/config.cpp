@@ -1,4 +1,4 @@
-#include "sim/config.h"
+#include "core/config.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <limits>
 #include <sstream>
 
-#include "sim/error.h"
-#include "sim/units.h"
+#include "core/error.h"
+#include "core/units.h"
 
 namespace uvmsim {
 

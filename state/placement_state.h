@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/page_mask.h"
-#include "models/va_space.h"
+#include "state/page_mask.h"
+#include "state/va_space.h"
 
 namespace uvmsim {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/types.h"
+#include "core/types.h"
 
 namespace uvmsim {
 
