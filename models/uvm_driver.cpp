@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 

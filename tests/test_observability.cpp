@@ -7,10 +7,11 @@
 #include <fstream>
 #include <set>
 
+#include "core/config.h"
 #include "models/observability.h"
 #include "placement_test_util.h"
 #include "policies/policy.h"
-#include "core/config.h"
+#include "policies/registry.h"
 #include "sim/simulator.h"
 #include "test_util.h"
 #include "traces/trace.h"

@@ -5,9 +5,10 @@
 
 #include <set>
 
-#include "state/placement_state.h"
 #include "placement_test_util.h"
 #include "policies/policy.h"
+#include "policies/registry.h"
+#include "state/placement_state.h"
 
 namespace uvmsim::test {
 namespace {
