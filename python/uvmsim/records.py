@@ -1,0 +1,461 @@
+"""Access records as numpy arrays: decoding a Blocks chunk and encoding threadblocks.
+
+Record layout (docs/trace-format.md, "Access record"): a flags byte, then varints — zigzag VA
+delta always, ref id, bytes, gap and repeat-1 when their flag bits say so. Decoding one record at
+a time in Python would cost microseconds per record, so both directions work on whole chunks
+with numpy:
+
+* Decoding finds where each record starts with one cheap pass (a record's end is the k-th varint
+  terminator after its flags byte, k = 1 + the number of optional-field bits), then decodes every
+  varint of the chunk at once and carries the omitted fields forward with running maxima.
+* Encoding computes every record's flags and varints at once and scatters their bytes.
+
+When the vectorised checks find a problem, the offending warp is decoded again by `decode_warp`,
+a direct transcription of the C++ `WarpStream::next`, which raises the C++ reader's error for
+the first bad record. It is also the reference the tests compare the fast path with.
+"""
+
+import numpy as np
+
+from .codec import (
+    HAS_BYTES,
+    HAS_GAP,
+    HAS_REF,
+    HAS_REPEAT,
+    KIND_MASK,
+    PAGE_SHIFT,
+    U32_MAX,
+    U64_MAX,
+    VA_PAGES,
+    ByteReader,
+    get_varint,
+    put_varint,
+    unzigzag,
+)
+from .errors import TraceError
+
+#: One access record; rows are in threadblock, warp, program order (as `uvmsim trace dump`).
+RECORD_DTYPE = np.dtype(
+    [
+        ("tb", "<u8"),
+        ("warp", "<u4"),
+        ("kind", "u1"),
+        ("va", "<u8"),
+        ("bytes", "<u4"),
+        ("ref_id", "<u4"),
+        ("gap", "<u4"),
+        ("repeat", "<u4"),
+    ]
+)
+
+# Number of varints after a flags byte: the VA delta plus one per optional-field bit (4..7).
+_VARINTS_AFTER_FLAGS = np.array([1 + bin(f >> 4).count("1") for f in range(256)], dtype=np.int64)
+_U64 = np.uint64
+
+
+def decode_warp(data, begin, end, records, va_base, where):
+    """Decodes one warp's records from data[begin:end] exactly as the C++ WarpStream::next does,
+    raising its error for the first malformed record. Returns a list of
+    (kind, va, bytes, ref_id, gap, repeat) tuples."""
+    out = []
+    prev_va, prev_ref, prev_bytes = va_base, 0, 4
+    p = begin
+
+    def fail(i, what, value=None):
+        msg = f"record {i} of {records}: {what}"
+        if value is not None:
+            msg += f" {value}"
+        raise TraceError(where, "access record", msg)
+
+    for i in range(records):
+        if p == end:
+            fail(i, "runs past the end of the warp's data")
+        flags = data[p]
+        p += 1
+        kind = flags & KIND_MASK
+        if kind > 3:
+            fail(i, "unknown access kind", kind)
+
+        def read(what, limit=U64_MAX):
+            nonlocal p
+            r = get_varint(data, p, end)
+            if r is None or r[0] > limit:
+                fail(i, what)
+            v, p = r
+            return v
+
+        delta = unzigzag(read("malformed VA delta (varint runs past the end of the warp's data "
+                              "or overflows)")) & U64_MAX
+        if flags & VA_PAGES:
+            delta = (delta << PAGE_SHIFT) & U64_MAX
+        va = (prev_va + delta) & U64_MAX
+        ref = read("malformed ref id", U32_MAX) if flags & HAS_REF else prev_ref
+        nbytes = read("malformed byte count", U32_MAX) if flags & HAS_BYTES else prev_bytes
+        if nbytes == 0:
+            fail(i, "access of 0 bytes")
+        gap = read("malformed gap", U32_MAX) if flags & HAS_GAP else 0
+        repeat = 1
+        if flags & HAS_REPEAT:
+            extra = read("malformed repeat count", U32_MAX)
+            if extra == U32_MAX:
+                fail(i, "repeat count overflows")
+            repeat = extra + 1
+        out.append((kind, va, nbytes, ref, gap, repeat))
+        prev_va, prev_ref, prev_bytes = va, ref, nbytes
+        if i == records - 1 and p != end:
+            fail(records, "trailing bytes after the warp's last record")
+    return out
+
+
+class _Warps:
+    """The warps of a decoded Blocks chunk, as parallel lists (one entry per warp)."""
+
+    def __init__(self):
+        self.tb = []
+        self.index = []  # warp index within its threadblock
+        self.records = []
+        self.begin = []  # offsets of the warp's record bytes in the chunk
+        self.length = []
+        self.va_base = []
+
+
+def parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
+    """Splits a decoded Blocks chunk into warps, checking its structure as the C++
+    parse_block_chunk does (threadblock ids, warp counts, per-warp lengths, no trailing bytes)."""
+    r = ByteReader(raw, 0, len(raw), where, "chunk", chunk_index)
+    w = _Warps()
+    data = raw
+    for i in range(count):
+        expect = first + i
+        tb = r.varint()
+        if tb != expect:
+            r.fail(f"threadblock id {tb} where {expect} was expected")
+        warps = r.varint32("warp count")
+        if warps != warps_per_block:
+            r.fail(f"threadblock {tb} has {warps} warps, the kernel's block has {warps_per_block}")
+        va_base = r.varint()
+        for wi in range(warps):
+            # Inline fast path for the usual one-byte record count.
+            p = r.pos
+            if p < r.end and data[p] < 0x80:
+                records = data[p]
+                r.pos = p + 1
+            else:
+                records = r.varint32("record count")
+            length = r.varint()
+            if length // 2 < records:
+                r.fail(f"threadblock {tb} warp {wi} claims {records} records in {length} bytes")
+            w.begin.append(r.pos)
+            r.skip(length)
+            w.tb.append(tb)
+            w.index.append(wi)
+            w.records.append(records)
+            w.length.append(length)
+            w.va_base.append(va_base)
+    if not r.at_end():
+        r.fail(f"{r.remaining()} trailing bytes after the last threadblock")
+    return w
+
+
+def decode_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
+    """All records of a decoded Blocks chunk as one RECORD_DTYPE array, in threadblock, warp,
+    program order. Raises TraceError with the C++ reader's message on any malformation."""
+    w = parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index)
+    nrec = np.array(w.records, dtype=np.int64)
+    # A warp of 0 records has nothing to decode; the C++ reader never looks at its bytes.
+    length = np.where(nrec > 0, np.array(w.length, dtype=np.int64), 0)
+    total = int(nrec.sum())
+    if total == 0:
+        return np.zeros(0, dtype=RECORD_DTYPE)
+
+    # The warps' record bytes, back to back.
+    chunk = np.frombuffer(raw, dtype=np.uint8)
+    ws = np.cumsum(length) - length
+    buf = chunk[np.repeat(np.array(w.begin, dtype=np.int64) - ws, length) + np.arange(ws[-1] + length[-1])]
+    n = len(buf)
+
+    # next_start[p]: where the record whose flags byte is at p ends (n + 1 if past the data).
+    term_pos = np.flatnonzero(buf < 0x80)
+    terms_before = np.cumsum(buf < 0x80)  # terminators in buf[0 : p + 1]
+    last = terms_before + _VARINTS_AFTER_FLAGS[buf] - 1
+    next_start = np.full(n, n + 1, dtype=np.int64)
+    ok = last < len(term_pos)
+    next_start[ok] = term_pos[last[ok]] + 1
+
+    # Walk each warp's records; stop at the first warp whose records do not tile its bytes.
+    nxt = next_start.tolist()
+    starts = []
+    append = starts.append
+    bad_warp = None
+    we = (ws + length).tolist()
+    for wi, (p, e, r) in enumerate(zip(ws.tolist(), we, w.records)):
+        if r == 0:
+            continue
+        for _ in range(r):
+            if p >= e:
+                break
+            append(p)
+            p = nxt[p]
+        else:
+            if p == e:
+                continue
+        bad_warp = wi
+        break
+    good_warps = len(w.records) if bad_warp is None else bad_warp
+    good_records = int(nrec[:good_warps].sum())
+    del starts[good_records:]
+
+    end = int(ws[good_warps]) if good_warps < len(ws) else n
+    result, first_bad = _decode_values(buf[:end], np.array(starts, dtype=np.int64), w, nrec,
+                                       good_warps)
+    if first_bad is None and bad_warp is None:
+        return result
+    # Re-decode the first offending warp with the reference decoder: it raises the exact error.
+    if first_bad is not None:
+        bad_warp = int(np.searchsorted(np.cumsum(nrec[:good_warps]), first_bad, side="right"))
+    decode_warp(raw, w.begin[bad_warp], w.begin[bad_warp] + w.length[bad_warp],
+                w.records[bad_warp], w.va_base[bad_warp], where)
+    raise AssertionError("uvmsim: the fast record decoder and the reference decoder disagree")
+
+
+def _decode_values(b, starts, w, nrec, good_warps):
+    """Decodes the records starting at `starts` in `b`, the record bytes of the first
+    `good_warps` warps, which the records tile exactly. Returns the RECORD_DTYPE array and the
+    index of the first malformed record (None if all are valid)."""
+    N = len(starts)
+    out = np.zeros(N, dtype=RECORD_DTYPE)
+    if N == 0:
+        return out, None
+    nrec = nrec[:good_warps]
+    flags = b[starts]
+    is_start = np.zeros(len(b), dtype=bool)
+    is_start[starts] = True
+    vb = b[~is_start]  # varint bytes only
+    ends = np.flatnonzero(vb < 0x80)
+    vstart = np.empty(len(ends), dtype=np.int64)
+    vstart[0] = 0
+    vstart[1:] = ends[:-1] + 1
+    vlen = ends + 1 - vstart
+    pos_in = np.arange(len(vb)) - np.repeat(vstart, vlen)
+    shift = (7 * np.minimum(pos_in, 9)).astype(_U64)
+    vals = np.bitwise_or.reduceat((vb & 0x7F).astype(_U64) << shift, vstart)
+    # Longer than 10 bytes, or a 10th byte that overflows 64 bits.
+    vbad = (vlen > 10) | ((vlen == 10) & (vb[np.minimum(vstart + 9, len(vb) - 1)] > 1))
+
+    k = _VARINTS_AFTER_FLAGS[flags]
+    first_varint = np.cumsum(k) - k
+    has_ref = (flags & HAS_REF) != 0
+    has_bytes = (flags & HAS_BYTES) != 0
+    has_gap = (flags & HAS_GAP) != 0
+    has_rep = (flags & HAS_REPEAT) != 0
+    i_ref = first_varint + 1
+    i_bytes = i_ref + has_ref
+    i_gap = i_bytes + has_bytes
+    i_rep = i_gap + has_gap
+    M = len(vals) - 1
+
+    def field(present, index):
+        i = np.minimum(index, M)
+        return np.where(present, vals[i], _U64(0)), present & (vbad[i] | (vals[i] > U32_MAX))
+
+    va_raw = vals[first_varint]
+    ref_v, ref_bad = field(has_ref, i_ref)
+    bytes_v, bytes_bad = field(has_bytes, i_bytes)
+    gap_v, gap_bad = field(has_gap, i_gap)
+    rep_v, rep_bad = field(has_rep, i_rep)
+
+    # Omitted ref ids and byte counts repeat the warp's previous record's (initially 0 and 4).
+    warp_first = np.zeros(N, dtype=bool)
+    firsts = (np.cumsum(nrec) - nrec)[nrec > 0]
+    warp_first[firsts] = True
+    idx = np.arange(N)
+    src = np.maximum.accumulate(np.where(has_ref | warp_first, idx, 0))
+    ref = np.where(has_ref[src], ref_v[src], _U64(0))
+    src = np.maximum.accumulate(np.where(has_bytes | warp_first, idx, 0))
+    nbytes = np.where(has_bytes[src], bytes_v[src], _U64(4))
+
+    bad = (
+        ((flags & KIND_MASK) > 3)
+        | vbad[first_varint]
+        | ref_bad
+        | bytes_bad
+        | (nbytes == 0)
+        | gap_bad
+        | rep_bad
+        | (has_rep & (rep_v == U32_MAX))
+    )
+    if bad.any():
+        return out, int(np.argmax(bad))
+
+    # VA: the warp's base plus the running sum of its deltas, modulo 2^64.
+    delta = (va_raw >> _U64(1)) ^ (_U64(0) - (va_raw & _U64(1)))
+    delta = np.where((flags & VA_PAGES) != 0, delta << _U64(PAGE_SHIFT), delta)
+    csum = np.cumsum(delta, dtype=_U64)
+    before = np.zeros(good_warps, dtype=_U64)
+    ends_w = np.cumsum(nrec)
+    nonfirst = ends_w - nrec > 0
+    before[nonfirst] = csum[(ends_w - nrec)[nonfirst] - 1]
+    base = np.array(w.va_base[:good_warps], dtype=_U64)
+    out["va"] = csum + np.repeat(base - before, nrec)
+    out["tb"] = np.repeat(np.array(w.tb[:good_warps], dtype=_U64), nrec)
+    out["warp"] = np.repeat(np.array(w.index[:good_warps], dtype=np.uint32), nrec)
+    out["kind"] = flags & KIND_MASK
+    out["bytes"] = nbytes
+    out["ref_id"] = ref
+    out["gap"] = gap_v
+    out["repeat"] = np.where(has_rep, rep_v + _U64(1), _U64(1))
+    return out, None
+
+
+# ---- encoding -----------------------------------------------------------------------------------
+
+_VARINT_LIMITS = [_U64(1) << _U64(7 * i) for i in range(1, 10)]
+
+
+def _varint_lengths(v):
+    n = np.ones(v.shape, dtype=np.int64)
+    for lim in _VARINT_LIMITS:
+        n += v >= lim
+    return n
+
+
+def fold_repeats(rec):
+    """Merges each record into its warp's previous one when both are in the same 4 KiB page with
+    the same kind, bytes, ref id and gap, adding the repeat counts (the C++ writer's folding).
+    `rec` is sorted by (tb, warp); returns a new array."""
+    if len(rec) < 2:
+        return rec.copy()
+    a, b = rec[:-1], rec[1:]
+    merge = np.zeros(len(rec), dtype=bool)
+    merge[1:] = (
+        (a["tb"] == b["tb"])
+        & (a["warp"] == b["warp"])
+        & ((a["va"] >> _U64(PAGE_SHIFT)) == (b["va"] >> _U64(PAGE_SHIFT)))
+        & (a["kind"] == b["kind"])
+        & (a["bytes"] == b["bytes"])
+        & (a["ref_id"] == b["ref_id"])
+        & (a["gap"] == b["gap"])
+    )
+    if not merge.any():
+        return rec.copy()
+    keep = np.flatnonzero(~merge)
+    sums = np.add.reduceat(rec["repeat"].astype(_U64), keep)
+    if (sums <= U32_MAX).all():
+        out = rec[keep]
+        out["repeat"] = sums
+        return out
+    # A run's repeats overflow 32 bits: fold greedily record by record, as the C++ writer does.
+    rows = []
+    for i, r in enumerate(rec):
+        if merge[i] and rows[-1]["repeat"] <= U32_MAX - r["repeat"]:
+            rows[-1]["repeat"] += r["repeat"]
+        else:
+            rows.append(r.copy())
+    return np.array(rows, dtype=RECORD_DTYPE)
+
+
+def encode_records(rec, warp_first, base):
+    """Encodes records sorted by (tb, warp) in program order. `warp_first` marks each warp's first
+    record and `base` (per record) its threadblock's VA base. Returns (bytes as uint8 array,
+    encoded length of each record)."""
+    N = len(rec)
+    va = rec["va"]
+    ref = rec["ref_id"].astype(_U64)
+    nbytes = rec["bytes"].astype(_U64)
+    prev_va = np.empty(N, dtype=_U64)
+    prev_va[1:] = va[:-1]
+    prev_va[warp_first] = base[warp_first]
+    prev_ref = np.empty(N, dtype=_U64)
+    prev_ref[1:] = ref[:-1]
+    prev_ref[warp_first] = 0
+    prev_bytes = np.empty(N, dtype=_U64)
+    prev_bytes[1:] = nbytes[:-1]
+    prev_bytes[warp_first] = 4
+
+    delta = va - prev_va  # modulo 2^64
+    pages = (delta & _U64(0xFFF)) == 0
+    sdelta = delta.view(np.int64)
+    field = np.where(pages, sdelta >> 12, sdelta)  # arithmetic shift, as the C++ encoder
+    zz = (field.view(_U64) << _U64(1)) ^ (field >> 63).view(_U64)
+
+    V = np.empty((N, 5), dtype=_U64)
+    V[:, 0] = zz
+    V[:, 1] = ref
+    V[:, 2] = nbytes
+    V[:, 3] = rec["gap"]
+    V[:, 4] = rec["repeat"].astype(_U64) - _U64(1)
+    P = np.empty((N, 5), dtype=bool)
+    P[:, 0] = True
+    P[:, 1] = ref != prev_ref
+    P[:, 2] = nbytes != prev_bytes
+    P[:, 3] = rec["gap"] != 0
+    P[:, 4] = rec["repeat"] != 1
+    flags = (
+        rec["kind"].astype(np.uint8)
+        | (pages.astype(np.uint8) << 3)
+        | (P[:, 1].astype(np.uint8) << 4)
+        | (P[:, 2].astype(np.uint8) << 5)
+        | (P[:, 3].astype(np.uint8) << 6)
+        | (P[:, 4].astype(np.uint8) << 7)
+    )
+    L = _varint_lengths(V) * P
+    reclen = 1 + L.sum(axis=1)
+    rec_off = np.cumsum(reclen) - reclen
+    field_off = rec_off[:, None] + 1 + np.cumsum(L, axis=1) - L
+    out = np.empty(int(reclen.sum()), dtype=np.uint8)
+    out[rec_off] = flags
+    for j in range(10):
+        m = L > j
+        if not m.any():
+            break
+        v = (V[m] >> _U64(7 * j)) & _U64(0x7F)
+        cont = np.where(L[m] > j + 1, _U64(0x80), _U64(0))
+        out[field_off[m] + j] = (v | cont).astype(np.uint8)
+    return out, reclen
+
+
+def encode_threadblocks(rec, first_tb, count, warps_per_block, emit):
+    """Encodes threadblocks first_tb .. first_tb+count-1 of `rec` (sorted by (tb, warp), already
+    folded). Calls emit(tb_bytes) once per threadblock, in order, with its encoding
+    (docs/trace-format.md, "Blocks chunk")."""
+    N = len(rec)
+    # Records per (threadblock, warp) slot.
+    slot = (rec["tb"] - _U64(first_tb)).astype(np.int64) * warps_per_block + rec["warp"]
+    per_slot = np.bincount(slot, minlength=count * warps_per_block) if N else np.zeros(
+        count * warps_per_block, dtype=np.int64)
+    slot_first = np.cumsum(per_slot) - per_slot  # index of each slot's first record
+    warp_first = np.zeros(N, dtype=bool)
+    warp_first[slot_first[per_slot > 0]] = True
+    # A threadblock's VA base is the first VA of its first non-empty warp.
+    tb_rows = per_slot.reshape(count, warps_per_block).sum(axis=1)
+    tb_first = np.cumsum(tb_rows) - tb_rows
+    base_tb = np.zeros(count, dtype=_U64)
+    nonempty = tb_rows > 0
+    base_tb[nonempty] = rec["va"][tb_first[nonempty]]
+    if N:
+        data, reclen = encode_records(rec, warp_first, np.repeat(base_tb, tb_rows))
+        rec_end = np.cumsum(reclen)
+        slot_end = np.cumsum(per_slot)
+        slot_bytes_end = np.where(slot_end > 0, rec_end[np.maximum(slot_end - 1, 0)], 0)
+        data = data.tobytes()
+    else:
+        slot_bytes_end = np.zeros(count * warps_per_block, dtype=np.int64)
+        data = b""
+    per_slot_l = per_slot.tolist()
+    end_l = slot_bytes_end.tolist()
+    base_l = base_tb.tolist()
+    pos = 0
+    s = 0
+    for t in range(count):
+        out = bytearray()
+        put_varint(out, first_tb + t)
+        put_varint(out, warps_per_block)
+        put_varint(out, base_l[t])
+        for _ in range(warps_per_block):
+            e = end_l[s]
+            put_varint(out, per_slot_l[s])
+            put_varint(out, e - pos)
+            out += data[pos:e]
+            pos = e
+            s += 1
+        emit(out)
