@@ -57,7 +57,8 @@ def _misuse(msg):
 
 def _column(name, values, upper):
     """One record column as an integer array, every value checked to lie in 0..upper."""
-    a = np.asarray(values)
+    # A plain sequence goes through Python ints: numpy would turn [1, 2**64 - 1] into floats.
+    a = np.asarray(values) if hasattr(values, "dtype") else np.array(list(values), dtype=object)
     if a.ndim != 1:
         _misuse(f"column '{name}' is not one-dimensional")
     if a.dtype.kind not in "iuO" or (a.dtype.kind == "O" and not all(
