@@ -283,7 +283,8 @@ class Trace:
         try:
             raw = obj.decompress(compressed)
         except zstandard.ZstdError as e:
-            self._fail(field, "zstd: " + str(e).removeprefix("decompression error: "))
+            # The library prefixes zstd's own error name ("... error: <name>"); keep the name.
+            self._fail(field, "zstd: " + str(e).rsplit(": ", 1)[-1])
         if not obj.eof or obj.unused_data:
             self._fail(field, "zstd: Destination buffer is too small")
         if len(raw) != c.raw_bytes:
