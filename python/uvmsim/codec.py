@@ -81,6 +81,32 @@ class HostEvent:
     advice: Advice = Advice.SetPreferredLocation  # MemAdvise
     kind: AccessKind = AccessKind.Read  # CpuAccess
 
+    def __repr__(self):
+        """Only the fields of the event's type, e.g.
+        HostEvent(CpuAccess, va=0x7f0000000000, size=4096, kind=Write)."""
+        def name(enum, v):  # a repr must not fail on an out-of-range value
+            try:
+                return enum(v).name
+            except ValueError:
+                return repr(v)
+
+        t = self.type
+        if t == HostEventType.KernelLaunch:
+            fields = (f"kernel_id={self.kernel_id}, launch_index={self.launch_index}, "
+                      f"iteration={self.iteration}")
+        elif t == HostEventType.Synchronize:
+            fields = ""
+        else:
+            fields = f"va={self.va:#x}, size={self.size}"
+            if t == HostEventType.MemPrefetch:
+                fields += f", device={name(Processor, self.device)}"
+            elif t == HostEventType.MemAdvise:
+                fields += (f", advice={name(Advice, self.advice)}, "
+                           f"device={name(Processor, self.device)}")
+            else:
+                fields += f", kind={name(AccessKind, self.kind)}"
+        return f"HostEvent({name(HostEventType, t)}{', ' if fields else ''}{fields})"
+
 
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
