@@ -81,8 +81,9 @@ def test_vectorised_decoder_equals_the_reference_decoder(traces, name):
                 raw = t.load_chunk(ci)
                 w = parse_block_chunk(raw, c.first, c.count, k.warps_per_block, t.name, ci)
                 slow = []
-                for tb, wi, n, b, ln, base in zip(w.tb, w.index, w.records, w.begin, w.length,
-                                                  w.va_base):
+                for tb, wi, n, b, ln, base in zip(w.tb.tolist(), w.index.tolist(),
+                                                  w.records.tolist(), w.begin.tolist(),
+                                                  w.length.tolist(), w.va_base.tolist()):
                     for kind, va, nb, ref, gap, rep in decode_warp(raw, b, b + ln, n, base, t.name):
                         slow.append((tb, wi, kind, va, nb, ref, gap, rep))
                 assert fast.tolist() == slow

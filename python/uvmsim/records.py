@@ -107,25 +107,32 @@ def decode_warp(data, begin, end, records, va_base, where):
     return out
 
 
-class _Warps:
-    """The warps of a decoded Blocks chunk, as parallel lists (one entry per warp)."""
+class Warps:
+    """The warps of a decoded Blocks chunk, one entry per warp in chunk order (numpy arrays)."""
 
-    def __init__(self):
-        self.tb = []
-        self.index = []  # warp index within its threadblock
-        self.records = []
-        self.begin = []  # offsets of the warp's record bytes in the chunk
-        self.length = []
-        self.va_base = []
+    def __init__(self, tb, index, records, begin, length, va_base):
+        self.tb = tb  # threadblock id
+        self.index = index  # warp index within its threadblock
+        self.records = records
+        self.begin = begin  # offset of the warp's record bytes in the chunk
+        self.length = length  # bytes of records
+        self.va_base = va_base  # the threadblock's VA base
 
 
 def parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
     """Splits a decoded Blocks chunk into warps, checking its structure as the C++
-    parse_block_chunk does (threadblock ids, warp counts, per-warp lengths, no trailing bytes)."""
+    parse_block_chunk does (threadblock ids, warp counts, per-warp lengths, no trailing bytes).
+    Returns Warps."""
     r = ByteReader(raw, 0, len(raw), where, "chunk", chunk_index)
-    w = _Warps()
     data = raw
+    end = len(raw)
+    bases = []
+    records = []
+    begins = []
+    lengths = []
+    p = 0
     for i in range(count):
+        r.pos = p
         expect = first + i
         tb = r.varint()
         if tb != expect:
@@ -133,112 +140,139 @@ def parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
         warps = r.varint32("warp count")
         if warps != warps_per_block:
             r.fail(f"threadblock {tb} has {warps} warps, the kernel's block has {warps_per_block}")
-        va_base = r.varint()
+        bases.append(r.varint())
+        p = r.pos
         for wi in range(warps):
-            # Inline fast path for the usual one-byte record count.
-            p = r.pos
-            if p < r.end and data[p] < 0x80:
-                records = data[p]
-                r.pos = p + 1
+            # Fast path: a one-byte record count and a one- or two-byte length.
+            if p + 3 <= end and data[p] < 0x80:
+                n = data[p]
+                b = data[p + 1]
+                if b < 0x80:
+                    length = b
+                    p += 2
+                elif data[p + 2] < 0x80:
+                    length = (b & 0x7F) | (data[p + 2] << 7)
+                    p += 3
+                else:
+                    r.pos = p + 1
+                    length = r.varint()
+                    p = r.pos
             else:
-                records = r.varint32("record count")
-            length = r.varint()
-            if length // 2 < records:
-                r.fail(f"threadblock {tb} warp {wi} claims {records} records in {length} bytes")
-            w.begin.append(r.pos)
-            r.skip(length)
-            w.tb.append(tb)
-            w.index.append(wi)
-            w.records.append(records)
-            w.length.append(length)
-            w.va_base.append(va_base)
-    if not r.at_end():
+                r.pos = p
+                n = r.varint32("record count")
+                length = r.varint()
+                p = r.pos
+            if length // 2 < n:
+                r.pos = p
+                r.fail(f"threadblock {tb} warp {wi} claims {n} records in {length} bytes")
+            if length > end - p:
+                r.pos = p
+                r.skip(length)  # raises
+            records.append(n)
+            begins.append(p)
+            lengths.append(length)
+            p += length
+    if p != end:
+        r.pos = p
         r.fail(f"{r.remaining()} trailing bytes after the last threadblock")
-    return w
+    W = warps_per_block
+    return Warps(
+        tb=np.repeat(np.arange(first, first + count, dtype=np.uint64), W),
+        index=np.tile(np.arange(W, dtype=np.uint32), count),
+        records=np.array(records, dtype=np.int64),
+        begin=np.array(begins, dtype=np.int64),
+        length=np.array(lengths, dtype=np.int64),
+        va_base=np.repeat(np.array(bases, dtype=np.uint64), W),
+    )
 
 
 def decode_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
     """All records of a decoded Blocks chunk as one RECORD_DTYPE array, in threadblock, warp,
     program order. Raises TraceError with the C++ reader's message on any malformation."""
     w = parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index)
-    nrec = np.array(w.records, dtype=np.int64)
-    # A warp of 0 records has nothing to decode; the C++ reader never looks at its bytes.
-    length = np.where(nrec > 0, np.array(w.length, dtype=np.int64), 0)
-    total = int(nrec.sum())
+    total = int(w.records.sum())
     if total == 0:
         return np.zeros(0, dtype=RECORD_DTYPE)
+    data = np.frombuffer(raw, dtype=np.uint8)
+    n = len(data)
 
-    # The warps' record bytes, back to back.
-    chunk = np.frombuffer(raw, dtype=np.uint8)
-    ws = np.cumsum(length) - length
-    buf = chunk[np.repeat(np.array(w.begin, dtype=np.int64) - ws, length) + np.arange(ws[-1] + length[-1])]
-    n = len(buf)
-
-    # next_start[p]: where the record whose flags byte is at p ends (n + 1 if past the data).
-    term_pos = np.flatnonzero(buf < 0x80)
-    terms_before = np.cumsum(buf < 0x80)  # terminators in buf[0 : p + 1]
-    last = terms_before + _VARINTS_AFTER_FLAGS[buf] - 1
-    next_start = np.full(n, n + 1, dtype=np.int64)
+    # next_start[p]: where a record whose flags byte is at p ends (n + 1 if past the data; that
+    # entry points to itself so a walk that overruns stays in the table).
+    term = data < 0x80
+    term_pos = np.flatnonzero(term)
+    last = np.cumsum(term) + _VARINTS_AFTER_FLAGS[data] - 1  # index of its last terminator
+    next_start = np.full(n + 2, n + 1, dtype=np.int64)
     ok = last < len(term_pos)
-    next_start[ok] = term_pos[last[ok]] + 1
+    next_start[:n][ok] = term_pos[last[ok]] + 1
 
-    # Walk each warp's records; stop at the first warp whose records do not tile its bytes.
-    nxt = next_start.tolist()
+    # Walk each warp's records; stop at the first warp whose records do not tile its bytes
+    # exactly (next_start only ever moves forward, so ending exactly at the warp's end means
+    # every record lay inside it).
+    nxt = memoryview(next_start)  # indexing it is a little slower than a list's, but free to make
     starts = []
     append = starts.append
     bad_warp = None
-    we = (ws + length).tolist()
-    for wi, (p, e, r) in enumerate(zip(ws.tolist(), we, w.records)):
+    good_records = 0
+    for wi, (p, r, ln) in enumerate(zip(w.begin.tolist(), w.records.tolist(),
+                                        w.length.tolist())):
         if r == 0:
-            continue
+            continue  # the C++ reader never looks at the bytes of a warp without records
+        e = p + ln
         for _ in range(r):
-            if p >= e:
-                break
             append(p)
             p = nxt[p]
-        else:
-            if p == e:
-                continue
-        bad_warp = wi
-        break
-    good_warps = len(w.records) if bad_warp is None else bad_warp
-    good_records = int(nrec[:good_warps].sum())
+        if p != e:
+            bad_warp = wi
+            break
+        good_records += r
     del starts[good_records:]
+    good_warps = len(w.records) if bad_warp is None else bad_warp
 
-    end = int(ws[good_warps]) if good_warps < len(ws) else n
-    result, first_bad = _decode_values(buf[:end], np.array(starts, dtype=np.int64), w, nrec,
-                                       good_warps)
+    result, first_bad = _decode_values(data, np.array(starts, dtype=np.int64), w, good_warps)
     if first_bad is None and bad_warp is None:
         return result
     # Re-decode the first offending warp with the reference decoder: it raises the exact error.
     if first_bad is not None:
-        bad_warp = int(np.searchsorted(np.cumsum(nrec[:good_warps]), first_bad, side="right"))
-    decode_warp(raw, w.begin[bad_warp], w.begin[bad_warp] + w.length[bad_warp],
-                w.records[bad_warp], w.va_base[bad_warp], where)
+        bad_warp = int(np.searchsorted(np.cumsum(w.records[:good_warps]), first_bad,
+                                       side="right"))
+    b = int(w.begin[bad_warp])
+    decode_warp(raw, b, b + int(w.length[bad_warp]), int(w.records[bad_warp]),
+                int(w.va_base[bad_warp]), where)
     raise AssertionError("uvmsim: the fast record decoder and the reference decoder disagree")
 
 
-def _decode_values(b, starts, w, nrec, good_warps):
-    """Decodes the records starting at `starts` in `b`, the record bytes of the first
-    `good_warps` warps, which the records tile exactly. Returns the RECORD_DTYPE array and the
-    index of the first malformed record (None if all are valid)."""
+def _decode_values(data, starts, w, good_warps):
+    """Decodes the records starting at `starts` in the chunk `data`: those of the first
+    `good_warps` warps, whose bytes the records tile exactly. Returns the RECORD_DTYPE array and
+    the index of the first malformed record (None if all are valid)."""
     N = len(starts)
     out = np.zeros(N, dtype=RECORD_DTYPE)
     if N == 0:
         return out, None
-    nrec = nrec[:good_warps]
-    flags = b[starts]
-    is_start = np.zeros(len(b), dtype=bool)
-    is_start[starts] = True
-    vb = b[~is_start]  # varint bytes only
+    nrec = w.records[:good_warps]
+    flags = data[starts]
+    # The varint bytes: inside the bodies of warps with records, and not a flags byte.
+    has = nrec > 0
+    edge = np.zeros(len(data) + 1, dtype=np.int8)
+    edge[w.begin[:good_warps][has]] = 1
+    edge[(w.begin + w.length)[:good_warps][has]] = -1
+    inside = np.cumsum(edge[:-1], dtype=np.int8).astype(bool)
+    inside[starts] = False
+    vb = data[inside]
     ends = np.flatnonzero(vb < 0x80)
     vstart = np.empty(len(ends), dtype=np.int64)
     vstart[0] = 0
     vstart[1:] = ends[:-1] + 1
     vlen = ends + 1 - vstart
-    pos_in = np.arange(len(vb)) - np.repeat(vstart, vlen)
-    shift = (7 * np.minimum(pos_in, 9)).astype(_U64)
-    vals = np.bitwise_or.reduceat((vb & 0x7F).astype(_U64) << shift, vstart)
+    # Byte j of every varint longer than j; most varints are one or two bytes, so the later
+    # passes touch few of them.
+    vals = (vb[vstart] & 0x7F).astype(_U64)
+    longer = np.flatnonzero(vlen > 1)
+    j = 1
+    while len(longer) and j < 10:
+        vals[longer] |= (vb[vstart[longer] + j] & 0x7F).astype(_U64) << _U64(7 * j)
+        j += 1
+        longer = longer[vlen[longer] > j]
     # Longer than 10 bytes, or a 10th byte that overflows 64 bits.
     vbad = (vlen > 10) | ((vlen == 10) & (vb[np.minimum(vstart + 9, len(vb) - 1)] > 1))
 
@@ -295,10 +329,9 @@ def _decode_values(b, starts, w, nrec, good_warps):
     ends_w = np.cumsum(nrec)
     nonfirst = ends_w - nrec > 0
     before[nonfirst] = csum[(ends_w - nrec)[nonfirst] - 1]
-    base = np.array(w.va_base[:good_warps], dtype=_U64)
-    out["va"] = csum + np.repeat(base - before, nrec)
-    out["tb"] = np.repeat(np.array(w.tb[:good_warps], dtype=_U64), nrec)
-    out["warp"] = np.repeat(np.array(w.index[:good_warps], dtype=np.uint32), nrec)
+    out["va"] = csum + np.repeat(w.va_base[:good_warps] - before, nrec)
+    out["tb"] = np.repeat(w.tb[:good_warps], nrec)
+    out["warp"] = np.repeat(w.index[:good_warps], nrec)
     out["kind"] = flags & KIND_MASK
     out["bytes"] = nbytes
     out["ref_id"] = ref
