@@ -278,7 +278,8 @@ def entry(i, field=0):
     return 16 + 49 * i + field
 
 
-LAUNCH0 = 16 + 49 * 3 + 8  # the first launch entry: u32 launch, u32 kernel, u64 tbs, records, accesses
+# The first launch entry: u32 launch, u32 kernel, u64 threadblocks, records, accesses.
+LAUNCH0 = 16 + 49 * 3 + 8
 
 
 def u64(v):
@@ -296,7 +297,8 @@ def u32(v):
     (entry(1, 13), u64(0), "index: chunk 1: empty chunk"),
     (entry(1, 37), u64(0), "index: chunk 1: implausible uncompressed size 0"),
     (entry(1, 37), u64(2**33), "index: chunk 1: implausible uncompressed size 8589934592"),
-    (entry(1, 21), u64(30), "index: chunk 1: byte range out of bounds or overlapping another chunk"),
+    (entry(1, 21), u64(30),
+     "index: chunk 1: byte range out of bounds or overlapping another chunk"),
     (entry(2, 29), u64(2**40), "index: chunk 2: byte range out of bounds or overlapping another "
      "chunk"),
     (entry(1, 1), u32(4), "index: chunk 1: unknown launch 4"),
@@ -399,7 +401,8 @@ def test_random_corruption_is_rejected_alike(cli, tmp_path):
 def test_open_errors(cli, tmp_path):
     assert_same_verdict(cli, tmp_path, "open: is a directory")
     missing = tmp_path / "missing.uvt"
-    assert read_everything(missing) == f"{missing}: open: cannot open file: No such file or directory"
+    assert read_everything(missing) == (f"{missing}: open: cannot open file: No such file or "
+                                        "directory")
     empty = tmp_path / "empty.uvt"
     empty.write_bytes(b"")
     assert_same_verdict(cli, empty, "header: truncated file (0 bytes; the header alone takes 24)")

@@ -195,7 +195,8 @@ class _Fields:
         return v
 
     def to_u64(self, v, name):
-        # Integers outside int64/uint64 are floats to nlohmann::json: "expected an unsigned integer".
+        # Integers outside int64/uint64 are floats to nlohmann::json: "expected an unsigned
+        # integer".
         if _is_int(v) and -(1 << 63) <= v:
             if v < 0:
                 self.fail(name, "must not be negative")

@@ -29,7 +29,6 @@ from .codec import (
     VA_PAGES,
     ByteReader,
     get_varint,
-    put_varint,
     unzigzag,
 )
 from .errors import TraceError
@@ -434,61 +433,73 @@ def encode_records(rec, warp_first, base):
     L = _varint_lengths(V) * P
     reclen = 1 + L.sum(axis=1)
     rec_off = np.cumsum(reclen) - reclen
-    field_off = rec_off[:, None] + 1 + np.cumsum(L, axis=1) - L
     out = np.empty(int(reclen.sum()), dtype=np.uint8)
     out[rec_off] = flags
-    for j in range(10):
-        m = L > j
-        if not m.any():
-            break
-        v = (V[m] >> _U64(7 * j)) & _U64(0x7F)
-        cont = np.where(L[m] > j + 1, _U64(0x80), _U64(0))
-        out[field_off[m] + j] = (v | cont).astype(np.uint8)
+    _put_varints(out, rec_off[:, None] + 1 + np.cumsum(L, axis=1) - L, V, L)
     return out, reclen
 
 
-def encode_threadblocks(rec, first_tb, count, warps_per_block, emit):
+def _put_varints(out, offset, value, length):
+    """Writes varint `value` of `length` bytes (0: none) at `offset`, element-wise."""
+    for j in range(10):
+        m = length > j
+        if not m.any():
+            break
+        v = (value[m] >> _U64(7 * j)) & _U64(0x7F)
+        cont = np.where(length[m] > j + 1, _U64(0x80), _U64(0))
+        out[offset[m] + j] = (v | cont).astype(np.uint8)
+
+
+def encode_threadblocks(rec, first_tb, count, warps_per_block):
     """Encodes threadblocks first_tb .. first_tb+count-1 of `rec` (sorted by (tb, warp), already
-    folded). Calls emit(tb_bytes) once per threadblock, in order, with its encoding
-    (docs/trace-format.md, "Blocks chunk")."""
+    folded) as a Blocks chunk encodes them (docs/trace-format.md, "Blocks chunk"). Returns the
+    bytes and each threadblock's encoded size, in order."""
     N = len(rec)
+    W = warps_per_block
+    S = count * W
     # Records per (threadblock, warp) slot.
-    slot = (rec["tb"] - _U64(first_tb)).astype(np.int64) * warps_per_block + rec["warp"]
-    per_slot = np.bincount(slot, minlength=count * warps_per_block) if N else np.zeros(
-        count * warps_per_block, dtype=np.int64)
+    slot = (rec["tb"] - _U64(first_tb)).astype(np.int64) * W + rec["warp"]
+    per_slot = np.bincount(slot, minlength=S) if N else np.zeros(S, dtype=np.int64)
     slot_first = np.cumsum(per_slot) - per_slot  # index of each slot's first record
     warp_first = np.zeros(N, dtype=bool)
     warp_first[slot_first[per_slot > 0]] = True
     # A threadblock's VA base is the first VA of its first non-empty warp.
-    tb_rows = per_slot.reshape(count, warps_per_block).sum(axis=1)
-    tb_first = np.cumsum(tb_rows) - tb_rows
+    tb_rows = per_slot.reshape(count, W).sum(axis=1)
     base_tb = np.zeros(count, dtype=_U64)
     nonempty = tb_rows > 0
-    base_tb[nonempty] = rec["va"][tb_first[nonempty]]
+    base_tb[nonempty] = rec["va"][(np.cumsum(tb_rows) - tb_rows)[nonempty]]
     if N:
-        data, reclen = encode_records(rec, warp_first, np.repeat(base_tb, tb_rows))
+        body, reclen = encode_records(rec, warp_first, np.repeat(base_tb, tb_rows))
         rec_end = np.cumsum(reclen)
         slot_end = np.cumsum(per_slot)
-        slot_bytes_end = np.where(slot_end > 0, rec_end[np.maximum(slot_end - 1, 0)], 0)
-        data = data.tobytes()
+        body_end = np.where(slot_end > 0, rec_end[np.maximum(slot_end - 1, 0)], 0)
+        body_len = np.diff(body_end, prepend=0)
     else:
-        slot_bytes_end = np.zeros(count * warps_per_block, dtype=np.int64)
-        data = b""
-    per_slot_l = per_slot.tolist()
-    end_l = slot_bytes_end.tolist()
-    base_l = base_tb.tolist()
-    pos = 0
-    s = 0
-    for t in range(count):
-        out = bytearray()
-        put_varint(out, first_tb + t)
-        put_varint(out, warps_per_block)
-        put_varint(out, base_l[t])
-        for _ in range(warps_per_block):
-            e = end_l[s]
-            put_varint(out, per_slot_l[s])
-            put_varint(out, e - pos)
-            out += data[pos:e]
-            pos = e
-            s += 1
-        emit(out)
+        body = np.zeros(0, dtype=np.uint8)
+        body_len = np.zeros(S, dtype=np.int64)
+
+    # Headers: (tb id, warps, VA base) per threadblock, (records, bytes) per warp.
+    H = np.empty((count, 3), dtype=_U64)
+    H[:, 0] = np.arange(first_tb, first_tb + count, dtype=_U64)
+    H[:, 1] = W
+    H[:, 2] = base_tb
+    HL = _varint_lengths(H)
+    WH = np.empty((S, 2), dtype=_U64)
+    WH[:, 0] = per_slot
+    WH[:, 1] = body_len
+    WL = _varint_lengths(WH)
+    hlen = HL.sum(axis=1)
+    item = (WL.sum(axis=1) + body_len).reshape(count, W)  # a warp's header and records
+    size = hlen + item.sum(axis=1)
+    tb_off = np.cumsum(size) - size
+    warp_off = (tb_off + hlen)[:, None] + np.cumsum(item, axis=1) - item
+    warp_off = warp_off.ravel()
+
+    out = np.empty(int(size.sum()), dtype=np.uint8)
+    _put_varints(out, tb_off[:, None] + np.cumsum(HL, axis=1) - HL, H, HL)
+    _put_varints(out, warp_off[:, None] + np.cumsum(WL, axis=1) - WL, WH, WL)
+    body_off = warp_off + WL.sum(axis=1)
+    if len(body):
+        out[np.repeat(body_off - (np.cumsum(body_len) - body_len), body_len)
+            + np.arange(len(body))] = body
+    return out.tobytes(), size.tolist()

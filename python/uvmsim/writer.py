@@ -331,14 +331,21 @@ class TraceWriter:
             rec = fold_repeats(rec)
         launch[3] += len(rec)
 
-        def emit(tb_bytes):
-            self._block_buf += tb_bytes
+        data, sizes = encode_threadblocks(rec, first, count, self._warps)
+        # A chunk closes after the threadblock that brings it to chunk_raw_bytes.
+        held = len(self._block_buf)
+        start = end = 0
+        for size in sizes:
+            end += size
+            held += size
             self._next_tb += 1
-            launch[2] += 1
-            if len(self._block_buf) >= self._chunk_raw_bytes:
+            if held >= self._chunk_raw_bytes:
+                self._block_buf += data[start:end]
                 self._flush_blocks()
-
-        encode_threadblocks(rec, first, count, self._warps, emit)
+                start = end
+                held = 0
+        self._block_buf += data[start:end]
+        launch[2] += count
         if self._next_tb == self._tb_total:
             # The launch is complete: its last chunk is written now so chunks never mix launches.
             self._flush_blocks()
