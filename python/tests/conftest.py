@@ -17,7 +17,9 @@ SOURCE_DIR = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def binary():
-    return uvmsim.find_binary()
+    found = uvmsim.find_binary()
+    # Absolute, so that tests may change directory ($UVMSIM_BIN may be relative by hand).
+    return os.path.abspath(found) if os.sep in found else found
 
 
 class Cli:
@@ -49,16 +51,15 @@ def cli(binary):
     return Cli(binary)
 
 
-@pytest.fixture(scope="session")
-def traces(cli, tmp_path_factory):
-    """C++-generated traces, made once per session: name -> (path, chunk size it was written
-    with). Small chunk sizes give multi-chunk launches."""
-    d = tmp_path_factory.mktemp("traces")
-    specs = {
+class Traces:
+    """C++-generated traces, each made on first use and kept for the session: traces[name] is
+    (path, the chunk size it was written with). Small chunk sizes give multi-chunk launches."""
+
+    SPECS = {
         # 2 kernels, embedded hints, threadblocks larger than a chunk
-        "mvt": (["mvt", "--footprint", "2M"], 16384),
+        "mvt": (["mvt", "--footprint", "1M"], 4096),
         # 12 launches, irregular, many chunks per launch
-        "bfs": (["bfs", "--footprint", "1M"], 4096),
+        "bfs": (["bfs", "--footprint", "256K"], 2048),
         # CPU initialisation + one launch, several chunks
         "stream": (["stream", "--footprint", "2M"], 2048),
         # unfolded records (repeats of the same page stay separate)
@@ -67,12 +68,24 @@ def traces(cli, tmp_path_factory):
         "touch": (["touch", "--footprint", "1M", "--param", "offsets=0,4096,65536,8192"],
                   1 << 20),
     }
-    out = {}
-    for name, (args, chunk) in specs.items():
-        path = d / f"{name}.uvt"
-        cli("gen", *args, "--chunk-size", str(chunk), "-o", path)
-        out[name] = (path, chunk)
-    return out
+
+    def __init__(self, cli, directory):
+        self.cli = cli
+        self.directory = directory
+        self.made = {}
+
+    def __getitem__(self, name):
+        if name not in self.made:
+            args, chunk = self.SPECS[name]
+            path = self.directory / f"{name}.uvt"
+            self.cli("gen", *args, "--chunk-size", str(chunk), "-o", path)
+            self.made[name] = (path, chunk)
+        return self.made[name]
+
+
+@pytest.fixture(scope="session")
+def traces(cli, tmp_path_factory):
+    return Traces(cli, tmp_path_factory.mktemp("traces"))
 
 
 KIND = ["prefetch", "read", "write", "atomic"]
