@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Speed and memory of the Python module's trace reader and writer (docs/python.md, "Speed and
-# memory"): for each trace, the best of REPEAT timed reads of every record (Trace.records), the
-# best of REPEAT rewrites with TraceWriter (read + write), and the peak resident memory of a
-# process that only reads the trace.
+# memory"): for each trace, the best of REPEAT reads of every record (Trace.records) and of
+# REPEAT rewrites with TraceWriter (read + write), in records per second of CPU time (the
+# process's own, so other work on a shared machine disturbs it less than wall time) and of wall
+# time, and the peak resident memory of a process that only reads the trace.
 #   bash scripts/python-throughput.sh                # build/uvmsim, REPEAT=3
 #   REPEAT=5 UVMSIM_BIN=/path/uvmsim bash scripts/python-throughput.sh
 set -euo pipefail
@@ -19,7 +20,7 @@ trap 'rm -rf "$work"' EXIT
 "$BIN" gen mvt --footprint 64M -o "$work/mvt-64M.uvt" >/dev/null
 
 export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
-printf '%-16s %10s %10s %14s %14s %12s\n' trace records "file MiB" "read Mrec/s" "rewrite Mrec/s" "read RSS MiB"
+printf '%-12s %9s %8s %18s %18s %9s\n' trace records "file MiB" "read Mrec/s cpu|wall" "rewrite Mrec/s c|w" "RSS MiB"
 for t in stream-64M stream-512M bfs-64M mvt-64M; do
   f="$work/$t.uvt"
   "$PY" - "$f" "$REPEAT" <<'EOF'
@@ -49,12 +50,13 @@ def rewrite():
 
 
 def best(fn):
-    times = []
+    cpu, wall = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        c0, w0 = time.process_time(), time.perf_counter()
         fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return min(cpu), min(wall)
 
 
 # Peak memory of reading alone, in a fresh process (this one also ran the writer).
@@ -65,10 +67,10 @@ code = ("import resource, sys, uvmsim\n"
 rss_kib = int(subprocess.run([sys.executable, "-c", code, path], check=True,
                              capture_output=True, text=True).stdout)
 n = read_all()
-read_s = best(read_all)
-rewrite_s = best(rewrite)
-print("%-16s %10d %10.1f %14.2f %14.2f %12.0f" % (
-    os.path.basename(path)[:-4], n, os.path.getsize(path) / 2**20, n / read_s / 1e6,
-    n / rewrite_s / 1e6, rss_kib / 1024))
+read_c, read_w = best(read_all)
+rewrite_c, rewrite_w = best(rewrite)
+print("%-12s %9d %8.1f %9.2f|%-8.2f %9.2f|%-8.2f %9.0f" % (
+    os.path.basename(path)[:-4], n, os.path.getsize(path) / 2**20, n / read_c / 1e6,
+    n / read_w / 1e6, n / rewrite_c / 1e6, n / rewrite_w / 1e6, rss_kib / 1024))
 EOF
 done

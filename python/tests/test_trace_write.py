@@ -342,3 +342,19 @@ def test_random_records_round_trip_through_both_readers(cli, tmp_path):
         back = t.all_records(0)
         assert np.array_equal(back, expected)
         assert dump_text(t) == cli("trace", "dump", path, "--limit", "0")
+
+
+def test_numpy_integers_in_metadata_are_plain_json(tmp_path, cli):
+    meta = uvmsim.Metadata(workload="np", params={"n": 3},
+                           allocations=[uvmsim.Allocation(np.uint32(0), "a", np.uint64(BASE),
+                                                          np.int64(4096))],
+                           kernels=[uvmsim.Kernel(0, "k", grid=tuple(np.array([2, 1, 1])),
+                                                  block=(np.int32(64), 1, 1))])
+    with uvmsim.TraceWriter(tmp_path / "np.uvt", meta) as w:
+        w.begin_launch(0)
+        w.end_launch()
+    info = json.loads(cli("trace", "info", tmp_path / "np.uvt", "--json"))
+    assert info["allocations"][0]["base"] == BASE and info["kernels"][0]["grid"] == [2, 1, 1]
+    meta.params = {"n": np.int64(3)}
+    with pytest.raises(ValueError, match="metadata is not JSON-serialisable"):
+        uvmsim.TraceWriter(tmp_path / "np2.uvt", meta)

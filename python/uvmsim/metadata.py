@@ -7,6 +7,7 @@ readers. The optional `hints` object (docs/hints.md) is carried verbatim and not
 """
 
 import json
+import numbers
 from dataclasses import dataclass, field
 
 from .codec import U32_MAX, U64_MAX
@@ -69,10 +70,10 @@ class Metadata:
             "captured_gpu": self.captured_gpu,
             "allocations": [
                 {
-                    "id": a.id,
+                    "id": _plain(a.id),
                     "name": a.name,
-                    "base": a.base,
-                    "size": a.size,
+                    "base": _plain(a.base),
+                    "size": _plain(a.size),
                     "managed": a.managed,
                     "host_pinned": a.host_pinned,
                 }
@@ -80,12 +81,12 @@ class Metadata:
             ],
             "kernels": [
                 {
-                    "id": k.id,
+                    "id": _plain(k.id),
                     "name": k.name,
-                    "grid": list(k.grid),
-                    "block": list(k.block),
-                    "regs": k.regs,
-                    "smem": k.smem,
+                    "grid": [_plain(x) for x in k.grid],
+                    "block": [_plain(x) for x in k.block],
+                    "regs": _plain(k.regs),
+                    "smem": _plain(k.smem),
                 }
                 for k in self.kernels
             ],
@@ -157,6 +158,12 @@ class Metadata:
                 raise TraceError(where, "metadata.hints", "expected an object")
             m.hints = h
         return m
+
+
+def _plain(v):
+    """numpy integers as Python ints (JSON has no numpy types); anything else unchanged, for the
+    validation to judge."""
+    return int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v
 
 
 def _is_int(v):

@@ -112,10 +112,13 @@ class TraceWriter:
         self._warps = 0
         self._block = None  # per-warp record lists of the threadblock begun with begin_block
 
+        try:
+            text = metadata.to_bytes()
+        except (TypeError, ValueError) as e:
+            _misuse(f"metadata is not JSON-serialisable: {e}")
         header = bytearray(HEADER_MAGIC)
         put_u32(header, FORMAT_VERSION)
         put_u32(header, 0)  # flags
-        text = metadata.to_bytes()
         put_u64(header, len(text))
         header += text
         put_u32(header, crc32(header))
