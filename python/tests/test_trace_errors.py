@@ -21,6 +21,14 @@ from uvmsim.codec import (
 BASE = 0x7F0000000000
 
 
+@pytest.fixture(params=["default-groups", "groups-of-2"])
+def decode_groups(request, monkeypatch):
+    """Runs a test with the decoder's default record groups and with groups of two records (so
+    warps and faults fall on group boundaries)."""
+    if request.param == "groups-of-2":
+        monkeypatch.setattr(uvmsim.records, "_GROUP_RECORDS", 2)
+
+
 def read_everything(path):
     """Python's verdict on a file: None if it reads completely, else the error message."""
     try:
@@ -174,7 +182,7 @@ MAX_VARINT = [0xFF] * 9 + [0x01]
     ((1, [0x09] + MAX_VARINT + [0xF9, 0x05]), (0, [0x33, 0x44, 0x55]), None),
     ((3, [0x89, 0x01, 0x02, 0x70, 0x7F, 0x2B, 0x40, 0x05, 0x01, 0x00]), OK, None),
 ])
-def test_malformed_records(cli, tmp_path, warp0, warp1, expected):
+def test_malformed_records(cli, tmp_path, warp0, warp1, expected, decode_groups):
     data = small_trace(tmp_path / "v.uvt", warps=2)
     with uvmsim.Trace(tmp_path / "v.uvt") as t:
         ci = t.launch_chunks(0)[0]
@@ -408,7 +416,7 @@ def test_open_errors(cli, tmp_path):
     assert_same_verdict(cli, empty, "header: truncated file (0 bytes; the header alone takes 24)")
 
 
-def test_random_chunk_contents_are_judged_alike(cli, tmp_path):
+def test_random_chunk_contents_are_judged_alike(cli, tmp_path, decode_groups):
     """Bit flips, truncations and insertions inside decompressed chunks, re-framed with valid
     CRCs, so the faults reach the host-event, threadblock and record decoders: both readers agree
     on every file (accepting some, whose every record must then read identically)."""

@@ -69,9 +69,12 @@ def test_records_come_one_array_per_chunk_and_are_read_lazily(traces, monkeypatc
         assert np.array_equal(total, t.all_records(launch.launch_index))
 
 
+@pytest.mark.parametrize("group", [None, 3])
 @pytest.mark.parametrize("name", ["mvt", "bfs", "random"])
-def test_vectorised_decoder_equals_the_reference_decoder(traces, name):
+def test_vectorised_decoder_equals_the_reference_decoder(traces, name, group, monkeypatch):
     """decode_warp transcribes the C++ WarpStream::next; the fast path must agree with it."""
+    if group:  # decode in groups of a few records: warps straddle the group boundaries
+        monkeypatch.setattr(uvmsim.records, "_GROUP_RECORDS", group)
     path, _ = traces[name]
     with uvmsim.Trace(path) as t:
         for l in t.launches[:3]:

@@ -50,6 +50,8 @@ RECORD_DTYPE = np.dtype(
 # Number of varints after a flags byte: the VA delta plus one per optional-field bit (4..7).
 _VARINTS_AFTER_FLAGS = np.array([1 + bin(f >> 4).count("1") for f in range(256)], dtype=np.int64)
 _U64 = np.uint64
+# Records decoded per numpy pass (see decode_block_chunk).
+_GROUP_RECORDS = 1 << 14
 
 
 def decode_warp(data, begin, end, records, va_base, where):
@@ -118,10 +120,14 @@ class Warps:
         self.va_base = va_base  # the threadblock's VA base
 
 
-def parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
+def parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index, next_start=None):
     """Splits a decoded Blocks chunk into warps, checking its structure as the C++
     parse_block_chunk does (threadblock ids, warp counts, per-warp lengths, no trailing bytes).
-    Returns Warps."""
+    Returns Warps.
+
+    With `next_start` (a table from _next_record_table), also walks each warp's records in the
+    same pass: Warps.starts lists where each record begins, for every warp before the first whose
+    records do not tile its bytes exactly (Warps.bad_warp; None if there is none)."""
     r = ByteReader(raw, 0, len(raw), where, "chunk", chunk_index)
     data = raw
     end = len(raw)
@@ -129,6 +135,10 @@ def parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
     records = []
     begins = []
     lengths = []
+    starts = []
+    append = starts.append
+    nxt = next_start
+    bad_warp = None
     p = 0
     for i in range(count):
         r.pos = p
@@ -167,6 +177,17 @@ def parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
             if length > end - p:
                 r.pos = p
                 r.skip(length)  # raises
+            # Walk the records (a warp without records is never decoded, as in C++). The table
+            # only moves forward, so ending exactly at the warp's end means every record lay
+            # inside it.
+            if n and nxt is not None and bad_warp is None:
+                q = p
+                for _ in range(n):
+                    append(q)
+                    q = nxt[q]
+                if q != p + length:
+                    bad_warp = len(records)
+                    del starts[-n:]
             records.append(n)
             begins.append(p)
             lengths.append(length)
@@ -175,7 +196,7 @@ def parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
         r.pos = p
         r.fail(f"{r.remaining()} trailing bytes after the last threadblock")
     W = warps_per_block
-    return Warps(
+    w = Warps(
         tb=np.repeat(np.arange(first, first + count, dtype=np.uint64), W),
         index=np.tile(np.arange(W, dtype=np.uint32), count),
         records=np.array(records, dtype=np.int64),
@@ -183,51 +204,55 @@ def parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
         length=np.array(lengths, dtype=np.int64),
         va_base=np.repeat(np.array(bases, dtype=np.uint64), W),
     )
+    w.starts = starts
+    w.bad_warp = bad_warp
+    return w
 
 
-def decode_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
-    """All records of a decoded Blocks chunk as one RECORD_DTYPE array, in threadblock, warp,
-    program order. Raises TraceError with the C++ reader's message on any malformation."""
-    w = parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index)
-    total = int(w.records.sum())
-    if total == 0:
-        return np.zeros(0, dtype=RECORD_DTYPE)
-    data = np.frombuffer(raw, dtype=np.uint8)
+def _next_record_table(data):
+    """next_start[p]: where a record whose flags byte is at p ends — after the k-th varint
+    terminator following p, k = 1 + its optional-field bits — or n + 1 past the data; entries n
+    and n + 1 hold n + 1, so a walk that overruns stays in the table."""
     n = len(data)
-
-    # next_start[p]: where a record whose flags byte is at p ends (n + 1 if past the data; that
-    # entry points to itself so a walk that overruns stays in the table).
     term = data < 0x80
     term_pos = np.flatnonzero(term)
     last = np.cumsum(term) + _VARINTS_AFTER_FLAGS[data] - 1  # index of its last terminator
     next_start = np.full(n + 2, n + 1, dtype=np.int64)
     ok = last < len(term_pos)
     next_start[:n][ok] = term_pos[last[ok]] + 1
+    return next_start
 
-    # Walk each warp's records; stop at the first warp whose records do not tile its bytes
-    # exactly (next_start only ever moves forward, so ending exactly at the warp's end means
-    # every record lay inside it).
-    nxt = memoryview(next_start)  # indexing it is a little slower than a list's, but free to make
-    starts = []
-    append = starts.append
-    bad_warp = None
-    good_records = 0
-    for wi, (p, r, ln) in enumerate(zip(w.begin.tolist(), w.records.tolist(),
-                                        w.length.tolist())):
-        if r == 0:
-            continue  # the C++ reader never looks at the bytes of a warp without records
-        e = p + ln
-        for _ in range(r):
-            append(p)
-            p = nxt[p]
-        if p != e:
-            bad_warp = wi
-            break
-        good_records += r
-    del starts[good_records:]
+
+def decode_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
+    """All records of a decoded Blocks chunk as one RECORD_DTYPE array, in threadblock, warp,
+    program order. Raises TraceError with the C++ reader's message on any malformation."""
+    data = np.frombuffer(raw, dtype=np.uint8)
+    # A memoryview indexes a little slower than a list but costs nothing to make.
+    w = parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index,
+                          next_start=memoryview(_next_record_table(data)))
+    if not w.records.any():
+        return np.zeros(0, dtype=RECORD_DTYPE)
+    bad_warp = w.bad_warp
+    starts = w.starts
     good_warps = len(w.records) if bad_warp is None else bad_warp
 
-    result, first_bad = _decode_values(data, np.array(starts, dtype=np.int64), w, good_warps)
+    # Decode in groups of warps of about _GROUP_RECORDS records: numpy's temporaries then stay in
+    # the CPU caches whatever the chunk's size.
+    starts = np.array(starts, dtype=np.int64)
+    ends = np.cumsum(w.records[:good_warps])
+    result = np.empty(len(starts), dtype=RECORD_DTYPE)
+    first_bad = None
+    lo = rec_lo = 0
+    while lo < good_warps:
+        hi = int(np.searchsorted(ends, rec_lo + _GROUP_RECORDS, side="right"))
+        hi = min(max(hi, lo + 1), good_warps)
+        rec_hi = int(ends[hi - 1])
+        part, bad = _decode_values(data, starts[rec_lo:rec_hi], w, lo, hi)
+        if bad is not None:
+            first_bad = rec_lo + bad
+            break
+        result[rec_lo:rec_hi] = part
+        lo, rec_lo = hi, rec_hi
     if first_bad is None and bad_warp is None:
         return result
     # Re-decode the first offending warp with the reference decoder: it raises the exact error.
@@ -240,24 +265,28 @@ def decode_block_chunk(raw, first, count, warps_per_block, where, chunk_index):
     raise AssertionError("uvmsim: the fast record decoder and the reference decoder disagree")
 
 
-def _decode_values(data, starts, w, good_warps):
-    """Decodes the records starting at `starts` in the chunk `data`: those of the first
-    `good_warps` warps, whose bytes the records tile exactly. Returns the RECORD_DTYPE array and
-    the index of the first malformed record (None if all are valid)."""
+def _decode_values(data, starts, w, lo, hi):
+    """Decodes the records of warps lo .. hi-1, which start at `starts` in the chunk `data` and
+    tile each warp's bytes exactly. Returns the RECORD_DTYPE array and the index of the first
+    malformed record among them (None if all are valid)."""
     N = len(starts)
     out = np.zeros(N, dtype=RECORD_DTYPE)
     if N == 0:
         return out, None
-    nrec = w.records[:good_warps]
-    flags = data[starts]
-    # The varint bytes: inside the bodies of warps with records, and not a flags byte.
+    nrec = w.records[lo:hi]
+    # The warps' span of the chunk, and in it the varint bytes: inside the bodies of warps with
+    # records, and not a flags byte.
+    b0 = int(w.begin[lo])
+    span = data[b0:int(w.begin[hi - 1] + w.length[hi - 1])]
+    starts = starts - b0
+    flags = span[starts]
     has = nrec > 0
-    edge = np.zeros(len(data) + 1, dtype=np.int8)
-    edge[w.begin[:good_warps][has]] = 1
-    edge[(w.begin + w.length)[:good_warps][has]] = -1
+    edge = np.zeros(len(span) + 1, dtype=np.int8)
+    edge[w.begin[lo:hi][has] - b0] = 1
+    edge[(w.begin + w.length)[lo:hi][has] - b0] = -1
     inside = np.cumsum(edge[:-1], dtype=np.int8).astype(bool)
     inside[starts] = False
-    vb = data[inside]
+    vb = span[inside]
     ends = np.flatnonzero(vb < 0x80)
     vstart = np.empty(len(ends), dtype=np.int64)
     vstart[0] = 0
@@ -324,13 +353,13 @@ def _decode_values(data, starts, w, good_warps):
     delta = (va_raw >> _U64(1)) ^ (_U64(0) - (va_raw & _U64(1)))
     delta = np.where((flags & VA_PAGES) != 0, delta << _U64(PAGE_SHIFT), delta)
     csum = np.cumsum(delta, dtype=_U64)
-    before = np.zeros(good_warps, dtype=_U64)
+    before = np.zeros(hi - lo, dtype=_U64)
     ends_w = np.cumsum(nrec)
     nonfirst = ends_w - nrec > 0
     before[nonfirst] = csum[(ends_w - nrec)[nonfirst] - 1]
-    out["va"] = csum + np.repeat(w.va_base[:good_warps] - before, nrec)
-    out["tb"] = np.repeat(w.tb[:good_warps], nrec)
-    out["warp"] = np.repeat(w.index[:good_warps], nrec)
+    out["va"] = csum + np.repeat(w.va_base[lo:hi] - before, nrec)
+    out["tb"] = np.repeat(w.tb[lo:hi], nrec)
+    out["warp"] = np.repeat(w.index[lo:hi], nrec)
     out["kind"] = flags & KIND_MASK
     out["bytes"] = nbytes
     out["ref_id"] = ref
