@@ -16,12 +16,12 @@ trap 'rm -rf "$work"' EXIT
 
 "$BIN" gen stream --footprint 64M -o "$work/stream-64M.uvt" >/dev/null
 "$BIN" gen stream --footprint 512M -o "$work/stream-512M.uvt" >/dev/null
-"$BIN" gen bfs --footprint 64M -o "$work/bfs-64M.uvt" >/dev/null
-"$BIN" gen mvt --footprint 64M -o "$work/mvt-64M.uvt" >/dev/null
+"$BIN" gen bfs --footprint 8M -o "$work/bfs-8M.uvt" >/dev/null
+"$BIN" gen mvt --footprint 16M -o "$work/mvt-16M.uvt" >/dev/null
 
 export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
-printf '%-12s %9s %8s %18s %18s %9s\n' trace records "file MiB" "read Mrec/s cpu|wall" "rewrite Mrec/s c|w" "RSS MiB"
-for t in stream-64M stream-512M bfs-64M mvt-64M; do
+printf '%-12s %9s %8s %18s %18s %9s\n' trace records "file KiB" "read Mrec/s cpu|wall" "rewrite Mrec/s c|w" "RSS MiB"
+for t in stream-64M stream-512M bfs-8M mvt-16M; do
   f="$work/$t.uvt"
   "$PY" - "$f" "$REPEAT" <<'EOF'
 import os, resource, subprocess, sys, time
@@ -69,8 +69,8 @@ rss_kib = int(subprocess.run([sys.executable, "-c", code, path], check=True,
 n = read_all()
 read_c, read_w = best(read_all)
 rewrite_c, rewrite_w = best(rewrite)
-print("%-12s %9d %8.1f %9.2f|%-8.2f %9.2f|%-8.2f %9.0f" % (
-    os.path.basename(path)[:-4], n, os.path.getsize(path) / 2**20, n / read_c / 1e6,
+print("%-12s %9d %8.0f %9.2f|%-8.2f %9.2f|%-8.2f %9.0f" % (
+    os.path.basename(path)[:-4], n, os.path.getsize(path) / 2**10, n / read_c / 1e6,
     n / read_w / 1e6, n / rewrite_c / 1e6, n / rewrite_w / 1e6, rss_kib / 1024))
 EOF
 done
