@@ -362,6 +362,9 @@ def test_header_and_footer_faults(cli, tmp_path):
     variant("json", lambda b: (b.__setitem__(24, ord("[")), fix_header_crc(b)),
             "metadata: invalid JSON")
     text = data[24:24 + meta_len]
+    at_true = 24 + text.index(b"true")
+    variant("nan", lambda b: (b.__setitem__(slice(at_true, at_true + 4), b"NaN "),
+                              fix_header_crc(b)), "metadata: invalid JSON")
     at = 24 + text.index(b'"managed":true') + len(b'"managed":')
     variant("schema", lambda b: (b.__setitem__(slice(at, at + 4), b"1234"), fix_header_crc(b)),
             "metadata.allocations[0].managed: expected true or false")

@@ -36,6 +36,10 @@ from .metadata import Metadata
 from .records import decode_block_chunk
 
 
+def _reject_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
 @dataclass(frozen=True)
 class ChunkInfo:
     type: int  # CHUNK_HOST or CHUNK_BLOCKS
@@ -150,7 +154,9 @@ class Trace:
             self._fail("header",
                        f"CRC mismatch (stored {hex32(stored)}, computed {hex32(computed)})")
         try:
-            j = json.loads(head[HEADER_FIXED_BYTES:-4].decode("utf-8"))
+            # NaN and Infinity are not JSON (Python's parser accepts them, nlohmann's does not).
+            j = json.loads(head[HEADER_FIXED_BYTES:-4].decode("utf-8"),
+                           parse_constant=_reject_constant)
         except (UnicodeDecodeError, ValueError, RecursionError):
             self._fail("metadata", "invalid JSON")
         self.metadata = Metadata.from_json(j, self.name)
