@@ -14,8 +14,11 @@ BASE = 0x7F0000000000
 U32 = 0xFFFFFFFF
 
 
+@pytest.mark.parametrize("group", [None, 5])
 @pytest.mark.parametrize("name", ["mvt", "bfs", "stream", "touch"])
-def test_rewriting_a_cpp_trace_gives_the_same_bytes(traces, tmp_path, name):
+def test_rewriting_a_cpp_trace_gives_the_same_bytes(traces, tmp_path, name, group, monkeypatch):
+    if group:  # encode in groups of a few records (whole threadblocks)
+        monkeypatch.setattr(uvmsim.records, "_GROUP_RECORDS", group)
     path, chunk = traces[name]
     out = tmp_path / "copy.uvt"
     copy_trace(path, out, chunk_raw_bytes=chunk)

@@ -10,7 +10,9 @@ reader reports it as truncated.
 import os
 
 import numpy as np
+import zstandard
 
+from . import records
 from .checksum import crc32
 from .codec import (
     CHUNK_BLOCKS,
@@ -32,8 +34,6 @@ from .codec import (
 from .errors import TraceError
 from .metadata import Metadata
 from .records import RECORD_DTYPE, encode_threadblocks, fold_repeats
-
-import zstandard
 
 # ZSTD_minCLevel() (-ZSTD_TARGETLENGTH_MAX); python-zstandard exports only the maximum.
 _ZSTD_MIN_LEVEL = -(1 << 17)
@@ -334,8 +334,26 @@ class TraceWriter:
             rec = fold_repeats(rec)
         launch[3] += len(rec)
 
-        data, sizes = encode_threadblocks(rec, first, count, self._warps)
-        # A chunk closes after the threadblock that brings it to chunk_raw_bytes.
+        # Encode groups of whole threadblocks of about records._GROUP_RECORDS records each, so
+        # numpy's temporaries stay in the CPU caches.
+        group = records._GROUP_RECORDS
+        tb_end = np.searchsorted(rec["tb"], np.arange(first + 1, upto + 1, dtype=np.uint64))
+        lo = 0
+        while lo < count:
+            hi = int(np.searchsorted(tb_end, (tb_end[lo - 1] if lo else 0) + group, side="right"))
+            hi = min(max(hi, lo + 1), count)
+            part = rec[(tb_end[lo - 1] if lo else 0):tb_end[hi - 1]]
+            self._add_blocks(*encode_threadblocks(part, first + lo, hi - lo, self._warps))
+            lo = hi
+        launch[2] += count
+        if self._next_tb == self._tb_total:
+            # The launch is complete: its last chunk is written now so chunks never mix launches.
+            self._flush_blocks()
+            self._in_launch = False
+
+    def _add_blocks(self, data, sizes):
+        """Appends encoded threadblocks (their bytes and sizes); a chunk closes after the
+        threadblock that brings it to chunk_raw_bytes."""
         held = len(self._block_buf)
         start = end = 0
         for size in sizes:
@@ -348,11 +366,6 @@ class TraceWriter:
                 start = end
                 held = 0
         self._block_buf += data[start:end]
-        launch[2] += count
-        if self._next_tb == self._tb_total:
-            # The launch is complete: its last chunk is written now so chunks never mix launches.
-            self._flush_blocks()
-            self._in_launch = False
 
     # ---- finishing --------------------------------------------------------------------------
 
