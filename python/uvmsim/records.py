@@ -5,10 +5,14 @@ delta always, ref id, bytes, gap and repeat-1 when their flag bits say so. Decod
 a time in Python would cost microseconds per record, so both directions work on whole chunks
 with numpy:
 
-* Decoding finds where each record starts with one cheap pass (a record's end is the k-th varint
-  terminator after its flags byte, k = 1 + the number of optional-field bits), then decodes every
-  varint of the chunk at once and carries the omitted fields forward with running maxima.
+* Decoding tabulates, for every byte, where a record starting there would end (after the k-th
+  varint terminator following its flags byte, k = 1 + the number of optional-field bits); a
+  tight Python loop then follows that table from each warp's first record (one list append per
+  record), and numpy decodes every varint at once and carries the omitted fields forward with
+  running maxima.
 * Encoding computes every record's flags and varints at once and scatters their bytes.
+* Both work on groups of about _GROUP_RECORDS records: numpy's temporaries then stay in the CPU
+  caches, which more than doubles the speed on large chunks.
 
 When the vectorised checks find a problem, the offending warp is decoded again by `decode_warp`,
 a direct transcription of the C++ `WarpStream::next`, which raises the C++ reader's error for
@@ -118,6 +122,8 @@ class Warps:
         self.begin = begin  # offset of the warp's record bytes in the chunk
         self.length = length  # bytes of records
         self.va_base = va_base  # the threadblock's VA base
+        self.starts = []  # record starts, when parse_block_chunk walked the records
+        self.bad_warp = None  # the first warp whose records do not tile its bytes
 
 
 def parse_block_chunk(raw, first, count, warps_per_block, where, chunk_index, next_start=None):
