@@ -20,6 +20,8 @@ struct Command {
 
 int cmd_gen(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_trace(const Args& args, std::ostream& out, std::ostream& err);
+/// `trace import`: called by cmd_trace with the arguments after "import".
+int cmd_trace_import(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_run(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_policies(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_analyze(const Args& args, std::ostream& out, std::ostream& err);
