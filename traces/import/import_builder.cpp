@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "traces/import/spill_file.h"
+#include "traces/import/tokens.h"
 
 namespace uvmsim::trace::import {
 
@@ -105,6 +106,7 @@ ImportBuilder::ImportBuilder(ImportOptions opts)
 ImportBuilder::~ImportBuilder() = default;
 
 void ImportBuilder::add_allocation(Allocation a, const std::string& where) {
+  if (!valid_utf8(a.name)) throw UserError(where, "alloc.name", "not valid UTF-8");
   if (a.size == 0) throw UserError(where, "alloc", "size must be positive");
   if (a.base > std::numeric_limits<Addr>::max() - a.size) {
     throw UserError(where, "alloc", "base + size overflows the 64-bit address space");
@@ -124,6 +126,7 @@ void ImportBuilder::add_allocation(Allocation a, const std::string& where) {
 
 std::uint32_t ImportBuilder::kernel(const KernelInfo& k, const std::string& where) {
   if (k.name.empty()) throw UserError(where, "kernel", "empty kernel name");
+  if (!valid_utf8(k.name)) throw UserError(where, "kernel.name", "not valid UTF-8");
   if (k.grid.count() == 0 || k.block.count() == 0) {
     throw UserError(where, "kernel", "grid and block dimensions must be positive");
   }
@@ -351,7 +354,14 @@ ImportReport ImportBuilder::write(const std::filesystem::path& output, const Pro
   if (meta_.extra.is_object()) meta_.extra["allocations"] = alloc_source_;
 
   // The writer treats invalid metadata as a bug in its caller; check it here so a bad input is a
-  // user error naming the field.
+  // user error naming the field. Names the parsers took from the input are checked as UTF-8
+  // there; this catches the rest (e.g. a file name in extra.inputs).
+  try {
+    (void)meta_.to_json().dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw UserError(output.string(), "metadata",
+                    "a name taken from the input or the command line is not valid UTF-8");
+  }
   (void)Metadata::from_json(meta_.to_json(), output.string());
 
   std::vector<Allocation> sorted = meta_.allocations;

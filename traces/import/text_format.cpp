@@ -187,8 +187,10 @@ class TextParser::Impl {
     } else if (d == "workload") {
       const std::string_view name = trim(rest);
       if (name.empty()) fail(where, "workload", "missing name");
+      if (!valid_utf8(name)) fail(where, "workload", "not valid UTF-8");
       b_.metadata().workload = std::string(name);
     } else if (d == "gpu") {
+      if (!valid_utf8(trim(rest))) fail(where, "gpu", "not valid UTF-8");
       b_.metadata().captured_gpu = std::string(trim(rest));
     } else {
       fail(where, "directive",
