@@ -118,10 +118,12 @@ constexpr AccessKind R = AccessKind::Read, W = AccessKind::Write, A = AccessKind
 
 /// Imports with the API (no CLI): `format` text or nvbit, from a string.
 ImportReport import_string(const std::string& format, const std::string& text,
-                           const std::string& out, std::size_t memory = 256 << 20) {
+                           const std::string& out, std::size_t memory = 256 << 20,
+                           std::size_t max_runs = 128) {
   ImportOptions o;
   o.tmpdir = std::filesystem::path(out).parent_path();
   o.memory_bytes = memory;
+  o.max_runs = max_runs;
   ImportBuilder b(o);
   b.metadata().workload = "t";
   std::istringstream in(text);
@@ -348,6 +350,11 @@ TEST(TraceImportText, SpilledRunsGiveTheSameTrace) {
   const auto in_memory = import_string("text", text, dir.file("memory.uvt"));
   EXPECT_EQ(in_memory.spill_runs, 0u);
   EXPECT_EQ(read_file(dir.file("spilled.uvt")), read_file(dir.file("memory.uvt")));
+  // At most 8 runs on disk: merged into one each time 8 accumulate, the same trace again.
+  const auto merged = import_string("text", text, dir.file("merged.uvt"), 64 << 10, 8);
+  EXPECT_EQ(merged.spill_runs, 40u);
+  EXPECT_EQ(merged.spill_merges, 5u);
+  EXPECT_EQ(read_file(dir.file("merged.uvt")), read_file(dir.file("memory.uvt")));
   // Another interleaving of the same program gives the same trace.
   import_string("text", shuffled_list(8), dir.file("other.uvt"), 64 << 10);
   EXPECT_EQ(read_file(dir.file("other.uvt")), read_file(dir.file("memory.uvt")));
@@ -365,7 +372,7 @@ TEST(TraceImportText, SpilledRunsGiveTheSameTrace) {
     (void)e;
     ++files;
   }
-  EXPECT_EQ(files, 3u);
+  EXPECT_EQ(files, 4u);
 }
 
 TEST(TraceImportText, InfersAllocationsWhenNoneAreDeclared) {
@@ -422,6 +429,9 @@ TEST(TraceImportText, ErrorsNameFileLineAndField) {
        "in.txt:2: alloc.kind: expected managed, device or host-pinned, got 'pinned'"},
       {h + "kernel k 2 2048\n",
        "in.txt:2: kernel: block 2048,1,1 has more than 1024 threads (CUDA's limit)"},
+      {h + "kernel k 2147483647,65535,65535 32\n",
+       "in.txt:2: kernel: grid 2147483647,65535,65535 has 9223090559730712575 threadblocks, more "
+       "than the importer's limit of 4294967296"},
       {h + "kernel k 0 32\n",
        "in.txt:2: kernel.grid: invalid dimensions '0' (X[,Y[,Z]], positive)"},
       {h + "kernel k\xff 1 32\n", "in.txt:2: kernel.name: not valid UTF-8"},

@@ -140,7 +140,7 @@ Result calibrate(const SimConfig& base_in, const std::vector<RunInput>& runs, co
 #else
   if (opts.optimize) {
     throw UserError(
-        "calibrate: fitting needs NLopt, which this build of uvmsim was built without: install "
+        "fitting needs NLopt, which this build of uvmsim was built without: install "
         "libnlopt-cxx-dev (bash scripts/setup.sh --deps-only) and rebuild (--evaluate, which only "
         "compares a preset with the measurements, works without it)");
   }

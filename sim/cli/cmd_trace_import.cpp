@@ -286,8 +286,9 @@ int cmd_trace_import(const Args& args, std::ostream& out, std::ostream& err) {
       << ", host events: " << r.host_events << "\n"
       << "  access records: " << r.input_records << " imported, " << r.records << " written ("
       << r.accesses << " accesses)\n"
-      << "  spilled: " << r.spill_runs << " sorted run(s), " << format_bytes(r.spill_bytes)
-      << " on disk\n"
+      << "  spilled: " << r.spill_runs << " sorted run(s)"
+      << (r.spill_merges > 0 ? " (merged " + std::to_string(r.spill_merges) + " time(s))" : "")
+      << ", " << format_bytes(r.spill_bytes) << " on disk\n"
       << "  time: " << times << ", " << rate << "\n";
   return 0;
 }

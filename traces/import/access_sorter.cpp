@@ -21,10 +21,20 @@ struct AccessSorter::Cursor {
   std::size_t run;
 };
 
-AccessSorter::AccessSorter(std::filesystem::path tmpdir, std::size_t memory_bytes)
-    : tmpdir_(std::move(tmpdir)) {
+AccessSorter::AccessSorter(std::filesystem::path tmpdir, std::size_t memory_bytes,
+                           std::size_t max_runs)
+    : tmpdir_(std::move(tmpdir)), max_runs_(std::max<std::size_t>(max_runs, 2)) {
   // Half the budget for the records, half for std::stable_sort's merge buffer.
   capacity_ = std::max<std::size_t>(memory_bytes / 2 / sizeof(PendingAccess), 1024);
+}
+
+void AccessSorter::grow() {
+  if (buf_.size() == capacity_) {
+    spill();
+    return;
+  }
+  // Grow geometrically but never past the budget (plain doubling could overshoot it by 2x).
+  buf_.reserve(std::min(capacity_, std::max<std::size_t>(buf_.capacity() * 2, 4096)));
 }
 
 AccessSorter::~AccessSorter() = default;
@@ -44,7 +54,66 @@ void AccessSorter::spill() {
   run->finish_writing();
   total_ += buf_.size();
   runs_.push_back(std::move(run));
+  ++runs_written_;
   buf_.clear();
+  if (runs_.size() >= max_runs_) compact();
+}
+
+void AccessSorter::compact() {
+  // The merged run holds the earliest input, so it takes the first place: ties between runs
+  // still go to earlier input.
+  auto merged = std::make_unique<SpillFile>(tmpdir_);
+  start_merge();
+  PendingAccess a;
+  constexpr std::size_t kBatch = 4096;
+  std::vector<PendingAccess> batch;
+  batch.reserve(kBatch);
+  while (merge_next(a)) {
+    batch.push_back(a);
+    if (batch.size() == kBatch) {
+      merged->write(batch.data(), batch.size() * sizeof(PendingAccess));
+      batch.clear();
+    }
+  }
+  merged->write(batch.data(), batch.size() * sizeof(PendingAccess));
+  merged->finish_writing();
+  runs_.clear();  // removes the merged runs' files
+  runs_.push_back(std::move(merged));
+  ++compactions_;
+}
+
+namespace {
+/// Heap order on (key, run): the smallest key on top, ties to the earlier run (earlier input).
+struct CursorGreater {
+  template <class C>
+  bool operator()(const C& a, const C& b) const {
+    if (key_less(b.head, a.head)) return true;
+    if (key_less(a.head, b.head)) return false;
+    return a.run > b.run;
+  }
+};
+}  // namespace
+
+void AccessSorter::start_merge() {
+  heap_.clear();
+  for (std::size_t i = 0; i < runs_.size(); ++i) {
+    Cursor c{{}, i};
+    if (runs_[i]->read(&c.head, sizeof c.head)) heap_.push_back(c);
+  }
+  std::make_heap(heap_.begin(), heap_.end(), CursorGreater{});
+}
+
+bool AccessSorter::merge_next(PendingAccess& out) {
+  if (heap_.empty()) return false;
+  std::pop_heap(heap_.begin(), heap_.end(), CursorGreater{});
+  Cursor& c = heap_.back();
+  out = c.head;
+  if (runs_[c.run]->read(&c.head, sizeof c.head)) {
+    std::push_heap(heap_.begin(), heap_.end(), CursorGreater{});
+  } else {
+    heap_.pop_back();
+  }
+  return true;
 }
 
 void AccessSorter::seal() {
@@ -55,18 +124,9 @@ void AccessSorter::seal() {
   } else {
     if (!buf_.empty()) spill();
     buf_ = std::vector<PendingAccess>();  // release the buffer for the merge
-    for (std::size_t i = 0; i < runs_.size(); ++i) {
-      Cursor c{{}, i};
-      if (runs_[i]->read(&c.head, sizeof c.head)) heap_.push_back(c);
-    }
+    start_merge();
   }
   sealed_ = true;
-  // Min-heap on (key, run): ties go to the earlier run, which holds earlier input.
-  std::make_heap(heap_.begin(), heap_.end(), [](const Cursor& a, const Cursor& b) {
-    if (key_less(b.head, a.head)) return true;
-    if (key_less(a.head, b.head)) return false;
-    return a.run > b.run;
-  });
 }
 
 bool AccessSorter::next(PendingAccess& out) {
@@ -76,21 +136,7 @@ bool AccessSorter::next(PendingAccess& out) {
     out = buf_[buf_pos_++];
     return true;
   }
-  if (heap_.empty()) return false;
-  const auto greater = [](const Cursor& a, const Cursor& b) {
-    if (key_less(b.head, a.head)) return true;
-    if (key_less(a.head, b.head)) return false;
-    return a.run > b.run;
-  };
-  std::pop_heap(heap_.begin(), heap_.end(), greater);
-  Cursor& c = heap_.back();
-  out = c.head;
-  if (runs_[c.run]->read(&c.head, sizeof c.head)) {
-    std::push_heap(heap_.begin(), heap_.end(), greater);
-  } else {
-    heap_.pop_back();
-  }
-  return true;
+  return merge_next(out);
 }
 
 std::uint64_t AccessSorter::spilled_bytes() const {

@@ -36,11 +36,13 @@ static_assert(sizeof(PendingAccess) == 40, "PendingAccess is spilled as raw byte
 class AccessSorter {
  public:
   /// `memory_bytes`: budget for buffered records (the sort needs as much again, counted in).
-  AccessSorter(std::filesystem::path tmpdir, std::size_t memory_bytes);
+  /// When `max_runs` runs are on disk they are merged into one, which bounds the open files and
+  /// the merge's memory however long the input is.
+  AccessSorter(std::filesystem::path tmpdir, std::size_t memory_bytes, std::size_t max_runs = 128);
   ~AccessSorter();
 
   void add(const PendingAccess& a) {
-    if (buf_.size() == capacity_) spill();
+    if (buf_.size() == buf_.capacity()) grow();
     buf_.push_back(a);
   }
   /// Ends collection; next() then yields every record in (launch, tb, warp, input) order.
@@ -48,16 +50,24 @@ class AccessSorter {
   bool next(PendingAccess& out);
 
   std::uint64_t total() const { return total_ + buf_.size(); }
-  std::size_t runs() const { return runs_.size(); }
+  std::size_t runs() const { return runs_written_; }  ///< sorted runs written (before merging)
+  std::size_t compactions() const { return compactions_; }
   std::uint64_t spilled_bytes() const;  ///< compressed bytes written to disk
 
  private:
+  void grow();
   void sort_buffer();
   void spill();
+  void compact();  // merges every run on disk into one
   struct Cursor;
+  /// Starts a merge of all runs: fills heap_ with each run's first record.
+  void start_merge();
+  bool merge_next(PendingAccess& out);
 
   std::filesystem::path tmpdir_;
   std::size_t capacity_;
+  std::size_t max_runs_;
+  std::size_t runs_written_ = 0, compactions_ = 0;
   std::vector<PendingAccess> buf_;
   std::size_t buf_pos_ = 0;  // reading the in-memory buffer (no runs spilled)
   std::vector<std::unique_ptr<SpillFile>> runs_;

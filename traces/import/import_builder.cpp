@@ -99,7 +99,7 @@ struct ImportBuilder::HostLog {
 ImportBuilder::ImportBuilder(ImportOptions opts)
     : opts_(std::move(opts)),
       host_(std::make_unique<HostLog>()),
-      sorter_(opts_.tmpdir, opts_.memory_bytes) {
+      sorter_(opts_.tmpdir, opts_.memory_bytes, opts_.max_runs) {
   host_->tmpdir = opts_.tmpdir;
 }
 
@@ -137,6 +137,12 @@ std::uint32_t ImportBuilder::kernel(const KernelInfo& k, const std::string& wher
   if (k.grid.x > 0x7fffffffu || k.grid.y > 65535 || k.grid.z > 65535) {
     throw UserError(where, "kernel",
                     "grid " + dims(k.grid) + " exceeds CUDA's limits (2^31-1, 65535, 65535)");
+  }
+  if (k.grid.count() > opts_.max_threadblocks) {
+    throw UserError(where, "kernel",
+                    "grid " + dims(k.grid) + " has " + std::to_string(k.grid.count()) +
+                        " threadblocks, more than the importer's limit of " +
+                        std::to_string(opts_.max_threadblocks));
   }
   const std::string key = k.name + '\0' + dims(k.grid) + '\0' + dims(k.block) + '\0' +
                           std::to_string(k.regs_per_thread) + '\0' +
@@ -371,6 +377,7 @@ ImportReport ImportBuilder::write(const std::filesystem::path& output, const Pro
   host_->seal();
   sorter_.seal();
   report.spill_runs = sorter_.runs();
+  report.spill_merges = sorter_.compactions();
   report.spill_bytes = sorter_.spilled_bytes();
 
   std::filesystem::path partial = output;

@@ -32,6 +32,11 @@ struct ImportOptions {
   /// Before the first launch, the CPU writes every managed allocation (a program that
   /// initialises its data on the host). Without it, pages are first touched by the GPU.
   bool cpu_init = false;
+  /// Sorted runs kept on disk before they are merged into one (bounds open files and memory).
+  std::size_t max_runs = 128;
+  /// A kernel whose grid has more threadblocks is rejected: every threadblock of a launch is
+  /// written, empty or not, so a corrupt grid size would otherwise mean hours of empty output.
+  std::uint64_t max_threadblocks = std::uint64_t{1} << 32;
   WriterOptions writer;
 };
 
@@ -44,9 +49,10 @@ struct ImportReport {
   std::uint64_t records = 0;        ///< records written (after merging same-instruction lines)
   std::uint64_t accesses = 0;       ///< records expanded by repeat counts (after folding)
   std::uint64_t outside_allocations = 0;  ///< records outside every allocation
-  std::size_t spill_runs = 0;
-  std::uint64_t spill_bytes = 0;
-  std::vector<std::string> warnings;  ///< one line each, without a "warning:" prefix
+  std::size_t spill_runs = 0;             ///< sorted runs written to disk
+  std::size_t spill_merges = 0;           ///< times max_runs runs were merged into one
+  std::uint64_t spill_bytes = 0;          ///< compressed bytes of the runs left for the final merge
+  std::vector<std::string> warnings;      ///< one line each, without a "warning:" prefix
 };
 
 class ImportBuilder {
