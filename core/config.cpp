@@ -519,6 +519,11 @@ static std::vector<std::filesystem::path> preset_dirs() {
   std::vector<std::filesystem::path> dirs;
   if (const char* env = std::getenv("UVMSIM_CONFIG_DIR")) dirs.emplace_back(env);
   dirs.emplace_back("configs");
+  // An installed uvmsim (cmake --install) keeps its presets in <prefix>/share/uvmsim/configs,
+  // found from the executable wherever the prefix is.
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.emplace_back(exe.parent_path().parent_path() / "share" / "uvmsim" / "configs");
   dirs.emplace_back(std::filesystem::path(UVMSIM_SOURCE_DIR) / "configs");
   return dirs;
 }

@@ -178,7 +178,7 @@ struct SimConfig {
   nlohmann::json to_json() const;  ///< the full resolved configuration, nested by group
 
   /// A preset by name (configs/gpus/NAME.json, searched in $UVMSIM_CONFIG_DIR, ./configs,
-  /// the source tree) or by path.
+  /// <install prefix>/share/uvmsim/configs, the source tree) or by path.
   static SimConfig from_preset(const std::string& name_or_path);
   static std::filesystem::path find_preset(const std::string& name_or_path);
   static std::vector<std::string> preset_names();

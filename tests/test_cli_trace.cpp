@@ -187,7 +187,7 @@ TEST_F(CliTrace, Errors) {
   };
   expect_error({"trace", "dump", path_, "--launch", "2"},
                path_ + ": --launch: launch 2 does not exist (the trace has 2)");
-  expect_error({"trace", "frob", path_}, "unknown action 'frob' (expected info, dump or hints)");
+  expect_error({"trace", "frob", path_}, "unknown action 'frob' (expected info, dump, hints or import)");
   expect_error({"trace", "info"}, "missing trace file");
   expect_error({"trace", "info", path_, "--limit", "3"}, "--limit: only applies to trace dump");
   expect_error({"trace", "dump", path_, "--json"}, "--json: only applies to trace info");
