@@ -61,7 +61,10 @@ std::uint64_t hash_of(std::uint32_t key) {
 }
 
 /// One relation's two-pass partitioning, computed on the host: the final partition of every
-/// tuple, the tuples in temp (pass one) order, and the partition sizes of both passes.
+/// tuple, the tuples in temp (pass one) order, and the partition sizes of both passes. Pass one
+/// writes in the order the trace replays it — block by block, each block's chunks b, b + grid,
+/// ... in turn, a chunk's tuples of one partition in input order — so `temp_src` is what the
+/// trace's pass one wrote where.
 struct Partitioning {
   std::vector<std::uint32_t> part;      // final partition (d1 * P2 + d2) of input tuple i
   std::vector<std::uint32_t> temp_src;  // input tuple at temp position t
@@ -70,7 +73,7 @@ struct Partitioning {
 };
 
 Partitioning partition(const std::vector<std::uint32_t>& keys, std::uint32_t bits1,
-                       std::uint32_t bits2) {
+                       std::uint32_t bits2, std::uint64_t grid) {
   const std::uint64_t n = keys.size(), p1 = std::uint64_t{1} << bits1,
                       p = std::uint64_t{1} << (bits1 + bits2);
   Partitioning r;
@@ -84,11 +87,15 @@ Partitioning partition(const std::vector<std::uint32_t>& keys, std::uint32_t bit
   }
   for (std::uint64_t d = 0; d < p1; ++d) r.start1[d + 1] += r.start1[d];
   for (std::uint64_t d = 0; d < p; ++d) r.start[d + 1] += r.start[d];
-  // Pass one is stable: tuples of a first-pass partition keep their input order.
   r.temp_src.resize(n);
   std::vector<std::uint64_t> fill(r.start1.begin(), r.start1.end() - 1);
-  for (std::uint64_t i = 0; i < n; ++i)
-    r.temp_src[fill[r.part[i] >> bits2]++] = static_cast<std::uint32_t>(i);
+  const std::uint64_t chunks = n / kChunk;
+  for (std::uint64_t b = 0; b < grid; ++b) {
+    for (std::uint64_t c = b; c < chunks; c += grid) {
+      for (std::uint64_t i = c * kChunk; i < (c + 1) * kChunk; ++i)
+        r.temp_src[fill[r.part[i] >> bits2]++] = static_cast<std::uint32_t>(i);
+    }
+  }
   return r;
 }
 
@@ -119,7 +126,9 @@ void write_hash_join(GenContext& ctx) {
             ? rkey[uniform_below(rng, nr)]
             : static_cast<std::uint32_t>(perm[nr + uniform_below(rng, nr)]);
   }
-  const Partitioning pr = partition(rkey, bits1, bits2), ps = partition(skey, bits1, bits2);
+  auto grid_of = [](std::uint64_t n) { return std::min<std::uint64_t>(kPartGrid, n / kChunk); };
+  const Partitioning pr = partition(rkey, bits1, bits2, grid_of(nr)),
+                     ps = partition(skey, bits1, bits2, grid_of(ns));
   std::uint64_t matches = 0;
   {
     std::vector<bool> in_r(2 * nr, false);
@@ -178,7 +187,7 @@ void write_hash_join(GenContext& ctx) {
     });
     // partition_pass_one (pass 0: input -> temp) and partition_pass_two (pass 1: temp -> final).
     const std::uint64_t chunks = r.n / kChunk;
-    const std::uint64_t grid = std::min<std::uint64_t>(kPartGrid, chunks);
+    const std::uint64_t grid = grid_of(r.n);
     // A block's vec4 loads span its chunks b, b + grid, ...: block 0's are the widest.
     const auto span = static_cast<std::int64_t>(((chunks - 1) / grid * grid + 1) * kChunk * 4);
     for (int pass = 0; pass < 2; ++pass) {
