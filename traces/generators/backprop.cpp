@@ -147,7 +147,8 @@ void write_backprop(GenContext& ctx) {
 const Registrar kBackprop{Generator{
     "backprop",
     "two-layer perceptron training, per epoch a forward and a weight-adjust kernel over "
-    "(inputs+1) x 17 weights; inputs = largest multiple of 16 that fits the footprint",
+    "(inputs+1) x 17 weights; inputs = largest multiple of 16 that fits the footprint (above "
+    "65535 rows of 16 inputs the grid is tiled over x, so every size generates)",
     {{"epochs", "2", "training epochs (host loop)"}},
     write_backprop,
     "streaming",

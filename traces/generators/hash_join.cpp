@@ -346,7 +346,7 @@ void write_hash_join(GenContext& ctx) {
 
 const Registrar kHashJoin{Generator{
     "hash-join",
-    "partitioned hash join: R (|R| tuples) and S (4|R|) radix-partitioned in two GPU passes, then "
+    "R (|R| tuples) and S (4|R|) radix-partitioned in two GPU passes, then "
     "one block per partition group builds a shared-memory table of R's partition and probes it "
     "with S's; |R| = largest multiple of 4096 with 120 |R| bytes (+ heads) <= footprint",
     {{"match", "50", "percentage of probe tuples with a matching build key"},
