@@ -63,6 +63,106 @@ nlohmann::json RunningStat::to_json() const {
   return {{"count", count}, {"mean", mean}, {"std", stddev()}, {"min", min}, {"max", max}};
 }
 
+nlohmann::json Stats::driver_json() const {
+  using nlohmann::json;
+  return {{"bottom_halves", bottom_halves},
+          {"replays", replays},
+          {"va_blocks_serviced", va_blocks_serviced},
+          {"chunk_allocations", chunk_allocations},
+          {"pma_calls", pma_calls},
+          {"zero_filled_pages", zero_filled_pages},
+          {"remote_maps", remote_maps},
+          {"cpu_faults", cpu_faults},
+          {"cpu_first_touch_pages", cpu_first_touch_pages},
+          {"thrashing_pages", thrashing_pages},
+          {"throttle_hints", throttle_hints},
+          {"pin_hints", pin_hints},
+          {"access_counter_notifications", access_counter_notifications},
+          {"access_counter_batches", access_counter_batches},
+          {"region_prefetches", region_prefetches},
+          {"batch_time_ns", batch_time_total / kPsPerNs},
+          {"flush_time_ns", flush_time / kPsPerNs},
+          {"mean_batch_time_ns", fault_batches ? batch_time_total / kPsPerNs / fault_batches : 0}};
+}
+
+void Stats::batches_json(nlohmann::json& j) const {
+  using nlohmann::json;
+  json hist = json::array();
+  for (std::size_t i = 0; i < batch_size_hist.size(); ++i) {
+    if (!batch_size_hist[i]) continue;
+    hist.push_back({{"min", std::uint64_t{1} << i},
+                    {"max", (std::uint64_t{1} << (i + 1)) - 1},
+                    {"batches", batch_size_hist[i]}});
+  }
+  j["batch_size_histogram"] = hist;
+  j["max_batch_size"] = max_batch_size;
+  j["batch_stats"] = {{"va_blocks_per_batch", batch.va_blocks_per_batch.to_json()},
+                      {"faults_per_va_block", batch.faults_per_va_block.to_json()},
+                      {"faults_per_sm_per_batch", batch.faults_per_sm_per_batch.to_json()},
+                      {"sources_per_batch", batch.sources_per_batch.to_json()}};
+}
+
+nlohmann::json Stats::kernels_json() const {
+  using nlohmann::json;
+  json ks = json::array();
+  for (const auto& k : kernels) {
+    ks.push_back({{"launch", k.launch_index},
+                  {"kernel_id", k.kernel_id},
+                  {"name", k.name},
+                  {"iteration", k.iteration},
+                  {"start_ns", k.start / kPsPerNs},
+                  {"end_ns", k.end / kPsPerNs},
+                  {"time_ns", (k.end - k.start) / kPsPerNs},
+                  {"threadblocks", k.threadblocks},
+                  {"accesses", k.accesses},
+                  {"gpu_faults", k.gpu_faults},
+                  {"fault_batches", k.fault_batches}});
+  }
+  return ks;
+}
+
+nlohmann::json Stats::observability_json() const {
+  using nlohmann::json;
+  const auto by_purpose = [](const std::array<std::uint64_t, 2>& a) {
+    return json{{"eviction", a[0]}, {"feedback", a[1]}, {"total", a[0] + a[1]}};
+  };
+  const auto obs_htod = htod_by_cause[static_cast<std::size_t>(HtodCause::Observation)];
+  const auto obs_dtoh = dtoh_by_cause[static_cast<std::size_t>(DtohCause::Observation)];
+  return {{"active", observe.active},
+          {"regions", by_purpose(observe.regions)},
+          {"accessed", by_purpose(observe.accessed)},
+          {"evicted_unaccessed", by_purpose(observe.evicted_unaccessed)},
+          {"cancelled", by_purpose(observe.cancelled)},
+          {"sample_pages", observe.sample_pages},
+          {"remote_accesses", observe.remote_accesses},
+          {"max_observed", observe.max_observed},
+          {"htod_bytes", obs_htod},
+          {"dtoh_bytes", obs_dtoh},
+          {"service_time_ns", observe.service_time / kPsPerNs},
+          {"samples_per_region", observe.samples_per_region},
+          {"samples_doubled", observe.samples_doubled},
+          {"samples_halved", observe.samples_halved}};
+}
+
+nlohmann::json Stats::placement_json() const {
+  using nlohmann::json;
+  const auto& pl = placement;
+  return {{"actions", pl.actions},
+          {"gpu_pinned_pages", pl.gpu_pinned_pages},
+          {"host_pinned_pages", pl.host_pinned_pages},
+          {"host_memset_pages", pl.host_memset_pages},
+          {"released_pages", pl.released_pages},
+          {"max_pinned_chunks", pl.max_pinned_chunks},
+          {"reservations", pl.reservations},
+          {"reservation_evictions", pl.reservation_evictions},
+          {"no_chunk_remote_maps", pl.no_chunk_remote_maps},
+          {"no_migrate_remote_maps", pl.no_migrate_remote_maps},
+          {"notifications_ignored", pl.notifications_ignored},
+          {"htod_bytes", htod_by_cause[static_cast<std::size_t>(HtodCause::Placement)]},
+          {"dtoh_bytes", dtoh_by_cause[static_cast<std::size_t>(DtohCause::Placement)]},
+          {"host_time_ns", pl.host_time / kPsPerNs}};
+}
+
 nlohmann::json Stats::to_json() const {
   using nlohmann::json;
   json j;
@@ -104,86 +204,11 @@ nlohmann::json Stats::to_json() const {
                  {"already_resident", faults_already_resident},
                  {"flushed", faults_flushed},
                  {"throttled", faults_throttled}};
-  j["driver"] = {
-      {"bottom_halves", bottom_halves},
-      {"replays", replays},
-      {"va_blocks_serviced", va_blocks_serviced},
-      {"chunk_allocations", chunk_allocations},
-      {"pma_calls", pma_calls},
-      {"zero_filled_pages", zero_filled_pages},
-      {"remote_maps", remote_maps},
-      {"cpu_faults", cpu_faults},
-      {"cpu_first_touch_pages", cpu_first_touch_pages},
-      {"thrashing_pages", thrashing_pages},
-      {"throttle_hints", throttle_hints},
-      {"pin_hints", pin_hints},
-      {"access_counter_notifications", access_counter_notifications},
-      {"access_counter_batches", access_counter_batches},
-      {"region_prefetches", region_prefetches},
-      {"batch_time_ns", batch_time_total / kPsPerNs},
-      {"mean_batch_time_ns", fault_batches ? batch_time_total / kPsPerNs / fault_batches : 0}};
-  json hist = json::array();
-  for (std::size_t i = 0; i < batch_size_hist.size(); ++i) {
-    if (!batch_size_hist[i]) continue;
-    hist.push_back({{"min", std::uint64_t{1} << i},
-                    {"max", (std::uint64_t{1} << (i + 1)) - 1},
-                    {"batches", batch_size_hist[i]}});
-  }
-  j["batch_size_histogram"] = hist;
-  j["max_batch_size"] = max_batch_size;
-  j["batch_stats"] = {{"va_blocks_per_batch", batch.va_blocks_per_batch.to_json()},
-                      {"faults_per_va_block", batch.faults_per_va_block.to_json()},
-                      {"faults_per_sm_per_batch", batch.faults_per_sm_per_batch.to_json()},
-                      {"sources_per_batch", batch.sources_per_batch.to_json()}};
-  json ks = json::array();
-  for (const auto& k : kernels) {
-    ks.push_back({{"launch", k.launch_index},
-                  {"kernel_id", k.kernel_id},
-                  {"name", k.name},
-                  {"iteration", k.iteration},
-                  {"start_ns", k.start / kPsPerNs},
-                  {"end_ns", k.end / kPsPerNs},
-                  {"time_ns", (k.end - k.start) / kPsPerNs},
-                  {"threadblocks", k.threadblocks},
-                  {"accesses", k.accesses},
-                  {"gpu_faults", k.gpu_faults},
-                  {"fault_batches", k.fault_batches}});
-  }
-  j["kernels"] = ks;
-  const auto by_purpose = [](const std::array<std::uint64_t, 2>& a) {
-    return json{{"eviction", a[0]}, {"feedback", a[1]}, {"total", a[0] + a[1]}};
-  };
-  const auto obs_htod = htod_by_cause[static_cast<std::size_t>(HtodCause::Observation)];
-  const auto obs_dtoh = dtoh_by_cause[static_cast<std::size_t>(DtohCause::Observation)];
-  j["observability"] = {{"active", observe.active},
-                        {"regions", by_purpose(observe.regions)},
-                        {"accessed", by_purpose(observe.accessed)},
-                        {"evicted_unaccessed", by_purpose(observe.evicted_unaccessed)},
-                        {"cancelled", by_purpose(observe.cancelled)},
-                        {"sample_pages", observe.sample_pages},
-                        {"remote_accesses", observe.remote_accesses},
-                        {"max_observed", observe.max_observed},
-                        {"htod_bytes", obs_htod},
-                        {"dtoh_bytes", obs_dtoh},
-                        {"service_time_ns", observe.service_time / kPsPerNs},
-                        {"samples_per_region", observe.samples_per_region},
-                        {"samples_doubled", observe.samples_doubled},
-                        {"samples_halved", observe.samples_halved}};
-  const auto& pl = placement;
-  j["placement"] = {{"actions", pl.actions},
-                    {"gpu_pinned_pages", pl.gpu_pinned_pages},
-                    {"host_pinned_pages", pl.host_pinned_pages},
-                    {"host_memset_pages", pl.host_memset_pages},
-                    {"released_pages", pl.released_pages},
-                    {"max_pinned_chunks", pl.max_pinned_chunks},
-                    {"reservations", pl.reservations},
-                    {"reservation_evictions", pl.reservation_evictions},
-                    {"no_chunk_remote_maps", pl.no_chunk_remote_maps},
-                    {"no_migrate_remote_maps", pl.no_migrate_remote_maps},
-                    {"notifications_ignored", pl.notifications_ignored},
-                    {"htod_bytes", htod_by_cause[static_cast<std::size_t>(HtodCause::Placement)]},
-                    {"dtoh_bytes", dtoh_by_cause[static_cast<std::size_t>(DtohCause::Placement)]},
-                    {"host_time_ns", pl.host_time / kPsPerNs}};
+  j["driver"] = driver_json();
+  batches_json(j);
+  j["kernels"] = kernels_json();
+  j["observability"] = observability_json();
+  j["placement"] = placement_json();
   j["policies"] = policy_report;
   j["wall_seconds"] = wall_seconds;
   j["accesses_per_second"] = wall_seconds > 0 ? static_cast<double>(accesses) / wall_seconds : 0;

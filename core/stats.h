@@ -144,6 +144,7 @@ struct Stats {
   std::array<std::uint64_t, 16> batch_size_hist{};
   std::uint64_t max_batch_size = 0;
   Tick batch_time_total = 0;
+  Tick flush_time = 0;  ///< bottom-half time spent discarding flushed fault-buffer entries
   BatchStats batch;
   std::uint64_t region_prefetches = 0;  ///< whole regions migrated for setPrefetchRegion
   ObservabilityStats observe;
@@ -168,6 +169,15 @@ struct Stats {
 
   /// Everything but the resolved configuration (the caller adds it under "config").
   nlohmann::json to_json() const;
+
+ private:
+  // Parts of to_json(), one per top-level object.
+  nlohmann::json driver_json() const;
+  void batches_json(
+      nlohmann::json& j) const;  ///< batch_size_histogram, max_batch_size, batch_stats
+  nlohmann::json kernels_json() const;
+  nlohmann::json observability_json() const;
+  nlohmann::json placement_json() const;
 };
 
 }  // namespace uvmsim

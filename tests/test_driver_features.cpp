@@ -118,6 +118,23 @@ TEST(DriverFeatures, BatchWithoutFlushServicesStaleEntries) {
   EXPECT_LT(u(flush["faults"]["already_resident"]), u(batch["faults"]["already_resident"]));
 }
 
+TEST(DriverFeatures, BatchFlushReadsTheEntriesItDiscards) {
+  // fault_buffer_flush_locked waits for and clears every entry it discards before it pushes the
+  // replay: each costs cost.fault_entry_ns of the bottom half's time, and the replay waits for it.
+  TempDir d;
+  const auto t = d.file("r.uvt");
+  cli_ok({"gen", "regular", "--footprint", "64M", "-o", t});
+  const auto j = simulate(t, {"cost.fault_entry_ns=40"});
+  const std::uint64_t flushed = u(j["faults"]["flushed"]);
+  EXPECT_GT(flushed, 0u);
+  EXPECT_DOUBLE_EQ(j["driver"]["flush_time_ns"].get<double>(), 40.0 * flushed);
+  const auto free_flush = simulate(t, {"cost.fault_entry_ns=0"});
+  EXPECT_DOUBLE_EQ(free_flush["driver"]["flush_time_ns"].get<double>(), 0.0);
+  // Other replay policies never flush.
+  const auto batch = simulate(t, {"cost.fault_entry_ns=40", "driver.replay_policy=batch"});
+  EXPECT_DOUBLE_EQ(batch["driver"]["flush_time_ns"].get<double>(), 0.0);
+}
+
 TEST(DriverFeatures, UserPrefetchAvoidsFaults) {
   TempDir d;
   const auto t = d.file("p.uvt");

@@ -145,26 +145,33 @@ bool UvmDriver::service_fault_batch(Tick now) {
 
 void UvmDriver::on_batch_end(std::uint32_t, Tick now) {
   if (batch_throttled_) ++throttled_in_run_;
+  Tick t = now;  // the bottom half's clock: a flush reads the entries it discards
   switch (dc_.cfg.driver.replay_policy) {
     case ReplayPolicy::BatchFlush: {
       // Entries between GET and the PUT cached at fetch time were never fetched: discard them.
       // With many duplicates PUT is re-read, so faults raised during servicing go too. The
       // discarded faults are raised again when the replay makes their warps retry.
+      // fault_buffer_flush_locked waits for each entry's valid bit and clears it before it writes
+      // GET and pushes the replay: the memory traffic of a fetch without the parse, charged here
+      // at the fetch's per-entry cost (cost.fault_entry_ns, an upper bound).
       const std::size_t n = batch_.flush_count(buffer_, now);
       buffer_.discard(n);
       dc_.stats().faults_flushed += n;
-      schedule_replay(now);
+      const Tick flush = static_cast<Tick>(n) * ns_to_ps(dc_.cfg.cost.fault_entry_ns);
+      dc_.stats().flush_time += flush;
+      t += flush;
+      schedule_replay(t);
       break;
     }
     case ReplayPolicy::Batch:
-      schedule_replay(now);
+      schedule_replay(t);
       break;
     case ReplayPolicy::Block:
     case ReplayPolicy::Once:
       break;
   }
   // The bottom half waits for the replay to complete before fetching the next batch.
-  wake_at(now + ns_to_ps(dc_.cfg.cost.replay_ns));
+  wake_at(t + ns_to_ps(dc_.cfg.cost.replay_ns));
 }
 
 void UvmDriver::schedule_replay(Tick t) {

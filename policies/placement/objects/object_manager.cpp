@@ -73,6 +73,58 @@ bool ObjectManager::replace_before(std::uint32_t a, std::uint32_t b,
   return a < b;
 }
 
+// Steps 1-4 of §3.2 (and §3.4's partial mapping) for one object of the invoked region.
+void ObjectManager::map_object(const Use& u, const std::vector<double>& prio,
+                               const std::vector<std::uint8_t>& in_call,
+                               const std::vector<std::uint8_t>& done, std::vector<Action>& out) {
+  const std::uint32_t id = u.object;
+  ObjectState& o = objects_[id];
+  if (o.gpu_chunks == o.chunks) return;  // step 1: already in GPU memory
+  const bool explicit_transfer = scheme_ == Scheme::Lru || u.density >= threshold_;
+  const std::uint64_t need = o.chunks - o.gpu_chunks;
+  const std::uint64_t free = capacity_ > used_ ? capacity_ - used_ : 0;
+  if (need <= free) {  // step 2
+    o.gpu_chunks = o.chunks;
+    used_ += need;
+    out.push_back({Action::ToGpu, id, o.chunks, explicit_transfer});
+    return;
+  }
+  // Steps 3-4: replacement candidates until enough space is found.
+  std::vector<std::uint32_t> cands;
+  for (std::uint32_t c = 0; c < objects_.size(); ++c) {
+    if (c == id || done[c] || objects_[c].gpu_chunks == 0) continue;
+    if (scheme_ == Scheme::Lru && in_call[c]) continue;
+    cands.push_back(c);
+  }
+  std::sort(cands.begin(), cands.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return replace_before(a, b, prio); });
+  std::vector<std::uint32_t> victims;
+  std::uint64_t room = free;
+  for (const std::uint32_t c : cands) {
+    if (room >= need || !replaceable(c, id, prio)) break;
+    victims.push_back(c);
+    room += objects_[c].gpu_chunks;
+  }
+  if (room >= need) {
+    for (const std::uint32_t v : victims) {
+      used_ -= objects_[v].gpu_chunks;
+      objects_[v].gpu_chunks = 0;
+      out.push_back({Action::Evict, v, 0, false});
+    }
+    o.gpu_chunks = o.chunks;
+    used_ += need;
+    out.push_back({Action::ToGpu, id, o.chunks, explicit_transfer});
+  } else if (partial_ && free > 0) {
+    // Partial mapping (§3.4): the first portion of the object that follows those in GPU memory
+    // goes to the GPU, the rest stays in CPU memory. No replacement is made for it.
+    o.gpu_chunks += free;
+    used_ += free;
+    out.push_back({Action::Partial, id, o.gpu_chunks, explicit_transfer});
+  } else if (o.gpu_chunks == 0) {
+    out.push_back({Action::ToCpu, id, 0, false});  // the replacement list is dropped
+  }
+}
+
 std::vector<Action> ObjectManager::invoke(std::uint64_t trc, const std::vector<Use>& uses) {
   std::vector<Action> out;
   std::vector<double> prio(objects_.size(), 0);
@@ -110,53 +162,8 @@ std::vector<Action> ObjectManager::invoke(std::uint64_t trc, const std::vector<U
   });
 
   for (const Use* u : order) {
-    const std::uint32_t id = u->object;
-    ObjectState& o = objects_[id];
-    done[id] = 1;  // mapped in this call: higher priority than what follows, never replaced
-    if (o.gpu_chunks == o.chunks) continue;  // step 1: already in GPU memory
-    const bool explicit_transfer = scheme_ == Scheme::Lru || u->density >= threshold_;
-    const std::uint64_t need = o.chunks - o.gpu_chunks;
-    const std::uint64_t free = capacity_ > used_ ? capacity_ - used_ : 0;
-    if (need <= free) {  // step 2
-      o.gpu_chunks = o.chunks;
-      used_ += need;
-      out.push_back({Action::ToGpu, id, o.chunks, explicit_transfer});
-      continue;
-    }
-    // Steps 3-4: replacement candidates until enough space is found.
-    std::vector<std::uint32_t> cands;
-    for (std::uint32_t c = 0; c < objects_.size(); ++c) {
-      if (c == id || done[c] || objects_[c].gpu_chunks == 0) continue;
-      if (scheme_ == Scheme::Lru && in_call[c]) continue;
-      cands.push_back(c);
-    }
-    std::sort(cands.begin(), cands.end(),
-              [&](std::uint32_t a, std::uint32_t b) { return replace_before(a, b, prio); });
-    std::vector<std::uint32_t> victims;
-    std::uint64_t room = free;
-    for (const std::uint32_t c : cands) {
-      if (room >= need || !replaceable(c, id, prio)) break;
-      victims.push_back(c);
-      room += objects_[c].gpu_chunks;
-    }
-    if (room >= need) {
-      for (const std::uint32_t v : victims) {
-        used_ -= objects_[v].gpu_chunks;
-        objects_[v].gpu_chunks = 0;
-        out.push_back({Action::Evict, v, 0, false});
-      }
-      o.gpu_chunks = o.chunks;
-      used_ += need;
-      out.push_back({Action::ToGpu, id, o.chunks, explicit_transfer});
-    } else if (partial_ && free > 0) {
-      // Partial mapping (§3.4): the first portion of the object that follows those in GPU memory
-      // goes to the GPU, the rest stays in CPU memory. No replacement is made for it.
-      o.gpu_chunks += free;
-      used_ += free;
-      out.push_back({Action::Partial, id, o.gpu_chunks, explicit_transfer});
-    } else if (o.gpu_chunks == 0) {
-      out.push_back({Action::ToCpu, id, 0, false});  // the replacement list is dropped
-    }
+    done[u->object] = 1;  // mapped in this call: higher priority than what follows, never replaced
+    map_object(*u, prio, in_call, done, out);
   }
   for (const Use& u : uses) objects_[u.object].last_use = trc + 1;
   return out;

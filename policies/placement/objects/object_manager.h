@@ -66,6 +66,10 @@ class ObjectManager {
   std::uint64_t capacity() const { return capacity_; }
 
  private:
+  /// Maps one object the region uses (§3.2 steps 1-4, §3.4 partial mapping), appending actions.
+  void map_object(const Use& u, const std::vector<double>& prio,
+                  const std::vector<std::uint8_t>& in_call, const std::vector<std::uint8_t>& done,
+                  std::vector<Action>& out);
   /// True if `cand` (on the GPU, not yet mapped in this invocation) may be replaced to make room
   /// for `cur`; `prio` holds this invocation's priorities (RLM / GLM).
   bool replaceable(std::uint32_t cand, std::uint32_t cur, const std::vector<double>& prio) const;
