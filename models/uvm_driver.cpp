@@ -58,8 +58,8 @@ UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, std::uint64_t capacit
     ctx_.stats.observe.active = true;
     counters_.reserve(static_cast<std::uint32_t>(want));
   }
-  ce_htod_.configure(&cfg_.link.htod, ns_to_ps(cfg_.cost.copy_run_ns));
-  ce_dtoh_.configure(&cfg_.link.dtoh, ns_to_ps(cfg_.cost.copy_run_ns));
+  ce_htod_.configure(&cfg_.link.htod_curve, ns_to_ps(cfg_.cost.copy_run_ns));
+  ce_dtoh_.configure(&cfg_.link.dtoh_curve, ns_to_ps(cfg_.cost.copy_run_ns));
   batch_.reserve(cfg_.driver.fault_batch_count);
 }
 

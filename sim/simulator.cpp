@@ -95,9 +95,7 @@ const Stats& Simulator::run() {
   Gpu gpu(ctx, buffer, driver);
   driver.attach_gpu(&gpu);
 
-  const Tick limit = cfg_.engine.max_sim_time_s > 0
-                         ? static_cast<Tick>(cfg_.engine.max_sim_time_s * 1e12)
-                         : ~Tick{0};
+  const Tick limit = sim_time_limit(cfg_.engine);
   Tick host = 0, last_event = 0;
   auto drain = [&] {
     while (!queue.empty()) {
