@@ -8,6 +8,8 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "core/config.h"
 #include "core/error.h"
@@ -329,16 +331,38 @@ TEST(ConfigKnobs, CliErrorsNameSetAndTheKey) {
   const auto t = d.file("t.uvt");
   cli_ok({"gen", "regular", "--footprint", "4M", "-o", t});
   auto r = cli({"run", "--gpu", "gtx1080ti", "--trace", t, "--set", "engine.eviction=nope"});
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 2);  // a bad flag value is a usage error
   EXPECT_EQ(r.err.find("uvmsim run: error: --set: engine.eviction: unknown eviction policy 'nope'"),
             0u)
       << r.err;
   r = cli({"run", "--gpu", "gtx1080ti", "--trace", t, "--eviction", "tournament", "--set",
            "policy.tournament.policies=lru,nope"});
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--set: policy.tournament.policies: unknown eviction policy 'nope'"),
             std::string::npos)
       << r.err;
+  // Out-of-range and non-integer values of an integer knob: one line naming the flag and the
+  // knob, exit 2; the same value in a preset file names the file, exit 1 (bad input data).
+  for (const auto& [set, msg] : std::vector<std::pair<std::string, std::string>>{
+           {"gpu.num_sms=0", "--set: gpu.num_sms: value 0 out of range [1, 4096]"},
+           {"gpu.num_sms=2.5", "--set: gpu.num_sms: expected an integer, got 2.5"},
+           {"hbm.capacity=1e18x", "--set: hbm.capacity: expected an integer, got \"1e18x\""},
+           {"engine.max_sim_time_s=2e7",
+            "--set: engine.max_sim_time_s: value 20000000.0 out of range [0, 1e+06]"}}) {
+    r = cli({"run", "--gpu", "gtx1080ti", "--trace", t, "--set", set});
+    EXPECT_EQ(r.code, 2) << set;
+    EXPECT_EQ(r.err, "uvmsim run: error: " + msg + "\n");
+  }
+  const auto preset = d.file("p.json");
+  std::ofstream(preset) << R"({"gpu": {"num_sms": 2.5}, "link": {"htod_curve": [[4096, 5000]],
+      "dtoh_curve": [[4096, 5000]]}})";
+  r = cli({"run", "--gpu", preset, "--trace", t});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "uvmsim run: error: " + preset + ": gpu.num_sms: expected an integer, got 2.5\n");
+  r = cli({"run", "--list-knobs", "--format", "html"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "uvmsim run: error: --format: html: expected text, markdown or json\n");
 }
 
 // ---------------------------------------------------------------- listings and docs

@@ -4,8 +4,8 @@
 
 #include <boost/program_options/errors.hpp>
 
-#include "sim/cli/commands.h"
 #include "core/error.h"
+#include "sim/cli/commands.h"
 
 namespace uvmsim::cli {
 
@@ -46,7 +46,7 @@ int run_cli(const Args& argv, std::ostream& out, std::ostream& err) {
       return c.run(rest, out, err);
     } catch (const UserError& e) {
       err << "uvmsim " << name << ": error: " << e.what() << "\n";
-      return 1;
+      return is_usage_error(e) ? 2 : 1;
     } catch (const boost::program_options::error& e) {
       err << "uvmsim " << name << ": error: " << e.what() << " (see uvmsim " << name
           << " --help)\n";

@@ -83,7 +83,9 @@ void print_markdown(std::ostream& out) {
          "sweep axis. Engine knobs are declared in `core/config.h`, one row each; policy knobs "
          "with the policy's registration ([writing-a-policy.md](writing-a-policy.md)). An "
          "unknown key or a value outside the range is a one-line error naming the file (or "
-         "`--set`) and the key. What the knobs do: [driver-model.md](driver-model.md), "
+         "`--set`) and the key; the exit status is 2 for a value given on the command line, 1 for "
+         "one in a file. Integer knobs take exact integers (decimal, optionally with a size "
+         "suffix such as `64K`). What the knobs do: [driver-model.md](driver-model.md), "
          "[cost-model.md](cost-model.md), [policies.md](policies.md).\n\n"
          "## Engine knobs\n";
   for (const auto& [group, knobs] : engine_groups()) {
