@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/knob.h"
 #include "core/types.h"
 
 namespace uvmsim {
@@ -26,152 +27,225 @@ struct TransferCurve {
   Tick time_ps(std::uint64_t bytes) const;
 };
 
-struct GpuConfig {
-  std::string name = "generic";
-  std::uint32_t num_sms = 28;
-  double clock_mhz = 1481;
-  std::uint32_t max_threads_per_sm = 2048;
-  std::uint32_t max_warps_per_sm = 64;
-  std::uint32_t max_blocks_per_sm = 32;
-  std::uint32_t regs_per_sm = 65536;
-  std::uint32_t smem_per_sm = 98304;
-  std::uint32_t sms_per_utlb = 1;
-  std::uint32_t utlb_max_outstanding_faults = 56;
-  std::uint32_t fault_buffer_entries = 8192;
-  double fault_latency_ns = 500;       ///< TLB miss → fault entry visible in the buffer
-  /// A uTLB reports its far faults one at a time, this far apart (0: all at once). The GMMU
-  /// interleaves the reports of all uTLBs in time, so a batch holds faults from every SM.
-  double utlb_fault_interval_ns = 0;
-  double fault_write_interval_ns = 0;  ///< the GMMU writes one fault entry per this interval
-  double interrupt_latency_ns = 5000;  ///< fault interrupt → bottom half running
-};
+/// Simulated time is stopped here at the latest (max_sim_time_s's upper bound; also the limit
+/// when it is 0): 1e6 s = 1e18 ps leaves a margin of 1.7e19 ps below the Tick's 2^64 for the
+/// events in flight, so no time computed from the bounded knobs can wrap.
+inline constexpr double kMaxSimTimeS = 1e6;
 
-struct TlbConfig {
-  std::uint32_t l1_entries = 32, l1_assoc = 8;
-  std::uint32_t l2_entries = 2048, l2_assoc = 16;
-  std::uint32_t l1_latency_cycles = 5, l2_latency_cycles = 80;
-  double walk_latency_ns = 400;
-};
+// Every engine knob is declared once, in the lists below: one row per knob,
+//   X(field, C++ type, default, Knob kind, range or choices..., "one-line doc")
+// The row declares the struct field with its default initialiser and the Knob
+// "<group>.<field>" (core/knob.h) that checks values, lists the knob and documents it
+// (`uvmsim run --list-knobs`, docs/knobs.md). The kinds are the Knob factories: integer(lo, hi),
+// number(lo, hi), number_or_zero(lo, hi), boolean, text, choice({names}) for an enum whose
+// values are 0, 1, ... in the names' order, size_choice({sizes}) and curve.
+//
+// Bounds on time-valued knobs keep simulated time far below the 64-bit picosecond clock's
+// limit: every latency and per-item cost is at most 1 s, the run stops at max_sim_time_s
+// (at most kMaxSimTimeS), so no accepted configuration makes a Tick wrap.
+#define UVMSIM_KNOB_FIELD(field, Type, def, ...) Type field = def;
 
-struct HbmConfig {
-  std::uint64_t capacity = std::uint64_t{11} << 30;
-  double bandwidth_gbps = 484;
-  double latency_ns = 400;
-};
+// clang-format off
+#define UVMSIM_GPU_KNOBS(X)                                                                       \
+  X(name, std::string, "generic", text, "preset name")                                            \
+  X(num_sms, std::uint32_t, 28, integer, 1, 4096, "streaming multiprocessors")                    \
+  X(clock_mhz, double, 1481, number, 1, 10000, "SM clock; converts compute-gap cycles to time")   \
+  X(max_threads_per_sm, std::uint32_t, 2048, integer, 32, 65536, "resident threads per SM")       \
+  X(max_warps_per_sm, std::uint32_t, 64, integer, 1, 2048, "resident warps per SM")               \
+  X(max_blocks_per_sm, std::uint32_t, 32, integer, 1, 1024, "resident threadblocks per SM")       \
+  X(regs_per_sm, std::uint32_t, 65536, integer, 1, UINT32_MAX,                                    \
+    "register file size per SM (32-bit registers)")                                               \
+  X(smem_per_sm, std::uint32_t, 98304, integer, 0, UINT32_MAX, "shared memory bytes per SM")      \
+  X(sms_per_utlb, std::uint32_t, 1, integer, 1, 4096, "SMs sharing one uTLB (fault source)")      \
+  X(utlb_max_outstanding_faults, std::uint32_t, 56, integer, 1, 65536,                            \
+    "outstanding far faults per uTLB (Allen & Ge: 56)")                                           \
+  X(fault_buffer_entries, std::uint32_t, 8192, integer, 1, 1 << 24,                               \
+    "replayable fault buffer entries")                                                            \
+  X(fault_latency_ns, double, 500, number, 0, 1e9, "TLB miss to fault entry visible in the buffer") \
+  X(utlb_fault_interval_ns, double, 0, number, 0, 1e9, "a uTLB reports one far fault per this interval (0: all at once); the GMMU interleaves all uTLBs' reports in time") \
+  X(fault_write_interval_ns, double, 0, number, 0, 1e9, "the GMMU writes at most one fault-buffer entry per this interval (0: no limit)") \
+  X(interrupt_latency_ns, double, 5000, number, 0, 1e9, "fault interrupt to bottom half running")
 
-struct LinkConfig {
-  std::string type = "pcie3x16";
-  double bandwidth_gbps = 12;  ///< remote (zero-copy) accesses, per direction
-  double remote_latency_ns = 1200;
-  std::uint32_t sector_bytes = 32;
-  TransferCurve htod, dtoh;
-};
+#define UVMSIM_TLB_KNOBS(X)                                                                       \
+  X(l1_entries, std::uint32_t, 32, integer, 1, 1 << 20, "per-SM L1 TLB entries")                  \
+  X(l1_assoc, std::uint32_t, 8, integer, 1, 1 << 20, "per-SM L1 TLB ways")                        \
+  X(l2_entries, std::uint32_t, 2048, integer, 1, 1 << 24, "shared L2 TLB entries")                \
+  X(l2_assoc, std::uint32_t, 16, integer, 1, 1 << 24, "shared L2 TLB ways")                       \
+  X(l1_latency_cycles, std::uint32_t, 5, integer, 0, 1000000, "L1 TLB hit latency")               \
+  X(l2_latency_cycles, std::uint32_t, 80, integer, 0, 1000000, "L2 TLB hit latency")              \
+  X(walk_latency_ns, double, 400, number, 0, 1e9, "GMMU page walk after an L2 TLB miss")
 
-struct DriverConfig {
-  std::uint32_t fault_batch_count = 256;
-  ReplayPolicy replay_policy = ReplayPolicy::BatchFlush;
-  std::uint32_t replay_update_put_ratio = 50;
-  std::uint32_t max_batches_per_service = 20;
-  std::uint32_t max_throttle_per_service = 5;
-  bool fault_coalesce = true;
-  bool prefetch_enable = true;
-  std::uint32_t prefetch_threshold = 51;
-  std::uint32_t prefetch_min_faults = 1;
-  bool evict_dirty_only = false;
-  std::uint32_t pma_batch_chunks = 64;
-  bool managed_tail_pow2 = true;
-};
+#define UVMSIM_HBM_KNOBS(X)                                                                       \
+  X(capacity, std::uint64_t, std::uint64_t{11} << 30, integer, 2 << 20, 1000000000000000000,       \
+    "usable device memory bytes (--hbm / --oversub override)")                                    \
+  X(bandwidth_gbps, double, 484, number, 1e-3, 1e6, "device memory bandwidth, GB/s")              \
+  X(latency_ns, double, 400, number, 0, 1e9, "device memory access latency")
 
-struct ThrashingConfig {
-  bool enable = true;
-  std::uint32_t threshold = 3;
-  std::uint32_t pin_threshold = 10;
-  double lapse_us = 500;
-  std::uint32_t nap = 1;
-  std::uint32_t epoch = 2000;
-  std::uint32_t pin = 300;
-  std::uint32_t max_resets = 4;
-};
+#define UVMSIM_LINK_KNOBS(X)                                                                      \
+  X(type, std::string, "pcie3x16", text, "host link (pcie3x16, pcie4x16, nvlink2, ...)")          \
+  X(bandwidth_gbps, double, 12, number, 1e-3, 1e6,                                                \
+    "remote (zero-copy) access bandwidth per direction, GB/s")                                    \
+  X(remote_latency_ns, double, 1200, number, 0, 1e9, "latency of a remote (zero-copy) access")    \
+  X(sector_bytes, std::uint32_t, 32, integer, 1, 4096, "remote access granularity")               \
+  X(htod_curve, TransferCurve, {}, curve,                                                         \
+    "host-to-device copy time by size (per copy run); a preset must give it")                     \
+  X(dtoh_curve, TransferCurve, {}, curve,                                                         \
+    "device-to-host copy time by size (per copy run); a preset must give it")
 
-struct AccessCounterConfig {
-  bool migration = false;  ///< ACBM; off by default as on x86 + PCIe (uvm-driver.md §4)
-  std::uint32_t count = 256;
-  std::uint64_t granularity = std::uint64_t{2} << 20;
-  std::uint32_t threshold = 256;
-  std::uint32_t batch_count = 256;
-};
+#define UVMSIM_DRIVER_KNOBS(X)                                                                    \
+  X(fault_batch_count, std::uint32_t, 256, integer, 1, 1 << 24,                                   \
+    "uvm_perf_fault_batch_count: raw entries per batch")                                          \
+  X(replay_policy, ReplayPolicy, ReplayPolicy::BatchFlush, choice,                                \
+    {"block", "batch", "batch_flush", "once"}, "uvm_perf_fault_replay_policy")                    \
+  X(replay_update_put_ratio, std::uint32_t, 50, integer, 0, 100,                                  \
+    "duplicate % above which the flush re-reads PUT")                                             \
+  X(max_batches_per_service, std::uint32_t, 20, integer, 1, 1 << 20,                              \
+    "batches per bottom-half run")                                                                \
+  X(max_throttle_per_service, std::uint32_t, 5, integer, 1, 1 << 20,                              \
+    "throttled batches per bottom-half run")                                                      \
+  X(fault_coalesce, bool, true, boolean, "uvm_perf_fault_coalesce")                               \
+  X(prefetch_enable, bool, true, boolean, "uvm_perf_prefetch_enable")                             \
+  X(prefetch_threshold, std::uint32_t, 51, integer, 0, 100, "uvm_perf_prefetch_threshold (%)")    \
+  X(prefetch_min_faults, std::uint32_t, 1, integer, 1, 20, "uvm_perf_prefetch_min_faults")        \
+  X(evict_dirty_only, bool, false, boolean,                                                       \
+    "what-if: copy back only written pages on eviction (the real driver copies all)")             \
+  X(pma_batch_chunks, std::uint32_t, 64, integer, 1, 1 << 20,                                     \
+    "root chunks per PMA allocation call")                                                        \
+  X(managed_tail_pow2, bool, true, boolean,                                                       \
+    "round a managed range's last partial 2 MB block up to a power of two "                       \
+    "(calibration: 2M+192K -> 2M+256K)")
 
-/// Sampled observability (ObservUVM §IV-A, §V-A, §V-D): a policy marks a GPU-resident 2 MB region
-/// observable; sample 64 KB pages move to host memory, remote-mapped, watched by an access
-/// counter with threshold 1. Used only when a policy asks for it.
-struct ObservabilityConfig {
-  std::uint32_t max_regions = 100;          ///< regions observed for eviction at once
-  std::uint32_t max_feedback_regions = 32;  ///< regions observed for prefetch feedback at once
-  double max_regions_pct = 20;  ///< and each at most this % of usable GPU memory (>= 1 region)
-  /// Eviction observability under memory pressure only: while memory fills (from
-  /// min_occupancy_pct of it), not while the GPU is full without evicting, and from the first
-  /// eviction on. Eviction policies decide nothing otherwise, and the paper's overhead (~2.4 %,
-  /// §VII) is that of oversubscribed runs.
-  bool only_under_pressure = true;
-  double min_occupancy_pct = 80;
-  std::uint32_t samples_per_region = 1;      ///< 64 KB sample pages per region (initial)
-  std::uint32_t max_samples_per_region = 4;  ///< adaptive doubling stops here
-  bool adaptive_samples = true;              ///< §V-D: double / halve from re-fault rate
-  std::uint32_t adapt_window = 100;          ///< recently evicted regions tracked
-  double adapt_grow_fraction = 0.5;          ///< re-faulted share above which samples double
-  double adapt_shrink_fraction = 0.8;        ///< not-re-faulted share above which samples halve
-};
+#define UVMSIM_THRASHING_KNOBS(X)                                                                 \
+  X(enable, bool, true, boolean, "uvm_perf_thrashing_enable")                                     \
+  X(threshold, std::uint32_t, 3, integer, 1, 7, "uvm_perf_thrashing_threshold")                   \
+  X(pin_threshold, std::uint32_t, 10, integer, 1, 255, "uvm_perf_thrashing_pin_threshold")        \
+  X(lapse_us, double, 500, number, 1, 1e6, "uvm_perf_thrashing_lapse_usec")                       \
+  X(nap, std::uint32_t, 1, integer, 1, 100, "uvm_perf_thrashing_nap (x lapse)")                   \
+  X(epoch, std::uint32_t, 2000, integer, 1, 1000000, "uvm_perf_thrashing_epoch (x lapse)")        \
+  X(pin, std::uint32_t, 300, integer, 0, 1000000, "uvm_perf_thrashing_pin (x lapse, 0 = forever)") \
+  X(max_resets, std::uint32_t, 4, integer, 0, 1000000, "uvm_perf_thrashing_max_resets")
 
-/// Host-side driver costs (ns). Defaults are fitted to the GTX 1080 Ti fault-group timings in
-/// shared/reference/calibration-facts.md; see docs/cost-model.md.
-struct CostConfig {
-  double batch_fixed_ns = 4000;    ///< fetch + sort + flush + replay push, per batch
-  double fault_entry_ns = 40;      ///< per raw fault-buffer entry fetched
-  double block_ns = 4460;          ///< per VA block serviced (lock, residency, PTE, TLB inval)
-  double page_ns = 218;            ///< per 4 KB page made resident (CPU unmap + PTE)
-  double copy_run_ns = 2000;       ///< per copy run: copy-engine push set-up
-  double first_fault_ns = 140000;  ///< one-time: the process's first fault batch
-  double replay_ns = 1500;         ///< replay push → warps retry
-  double eviction_ns = 6000;       ///< per evicted root chunk (CPU side)
-  double pma_alloc_ns = 20000;     ///< per PMA allocation call (pma_batch_chunks root chunks)
-  double cpu_fault_ns = 15000;     ///< per CPU fault serviced
-  double launch_overhead_ns = 5000;
-  double user_prefetch_ns = 10000;  ///< per cudaMemPrefetchAsync call
-  double zero_fill_gbps = 0;        ///< 0 = HBM bandwidth
-  double placement_call_ns = 2000;  ///< per placement action that changes state (an ioctl)
-  double host_memset_gbps = 8;      ///< host first-touch (memset) rate for host-pinned pages
-};
+#define UVMSIM_ACCESS_COUNTER_KNOBS(X)                                                            \
+  X(migration, bool, false, boolean,                                                              \
+    "access-counter based migration (ACBM); off on x86 + PCIe (uvm-driver.md section 4)")         \
+  X(count, std::uint32_t, 256, integer, 1, 1 << 20, "hardware access counters")                   \
+  X(granularity, std::uint64_t, std::uint64_t{2} << 20, size_choice,                              \
+    {"64K", "2M", "16M", "16G"}, "region tracked per counter")                                    \
+  X(threshold, std::uint32_t, 256, integer, 1, 65535, "uvm_perf_access_counter_threshold")        \
+  X(batch_count, std::uint32_t, 256, integer, 1, 1 << 20, "notifications per batch")
 
-struct EngineConfig {
-  std::uint64_t seed = 1;
-  std::string eviction = "driver";
-  std::string prefetch = "tree";
-  std::string placement = "driver";
-  double max_sim_time_s = 0;  ///< 0 = unlimited
-  std::string hints;          ///< hints file overriding the trace's embedded hints ("" = none)
-};
+/* Host-side driver costs (ns). Defaults are fitted to the GTX 1080 Ti fault-group timings in
+   shared/reference/calibration-facts.md; see docs/cost-model.md. */
+#define UVMSIM_COST_KNOBS(X)                                                                      \
+  X(batch_fixed_ns, double, 4000, number, 0, 1e9, "per batch: fetch, sort, flush, replay push")   \
+  X(fault_entry_ns, double, 40, number, 0, 1e9, "per raw fault entry fetched")                    \
+  X(block_ns, double, 4460, number, 0, 1e9,                                                       \
+    "per VA block serviced (lock, residency, PTE, TLB invalidate)")                               \
+  X(page_ns, double, 218, number, 0, 1e9, "per 4 KB page made resident (unmap + PTE)")            \
+  X(copy_run_ns, double, 2000, number, 0, 1e9, "per copy run: copy-engine push set-up")           \
+  X(first_fault_ns, double, 140000, number, 0, 1e9,                                               \
+    "one-time cost of the process's first fault batch")                                           \
+  X(replay_ns, double, 1500, number, 0, 1e9, "replay push to warps retrying")                     \
+  X(eviction_ns, double, 6000, number, 0, 1e9, "per evicted root chunk, CPU side")                \
+  X(pma_alloc_ns, double, 20000, number, 0, 1e9,                                                  \
+    "per PMA allocation call (pma_batch_chunks root chunks)")                                     \
+  X(cpu_fault_ns, double, 15000, number, 0, 1e9, "per CPU page fault serviced")                   \
+  X(launch_overhead_ns, double, 5000, number, 0, 1e9, "per kernel launch")                        \
+  X(user_prefetch_ns, double, 10000, number, 0, 1e9, "per cudaMemPrefetchAsync call")             \
+  X(zero_fill_gbps, double, 0, number_or_zero, 1e-3, 1e6,                                         \
+    "GPU zero-fill rate of new chunks, GB/s (0 = HBM bandwidth)")                                 \
+  X(placement_call_ns, double, 2000, number, 0, 1e9,                                              \
+    "per placement action that changes state (pin, reserve, advise, ...: one enhanced-driver "    \
+    "ioctl)")                                                                                     \
+  X(host_memset_gbps, double, 8, number, 1e-3, 1e6,                                               \
+    "host memset rate for first-touching pages pinned on the host, GB/s")
+
+/* Sampled observability (ObservUVM section IV-A, V-A, V-D): a policy marks a GPU-resident 2 MB
+   region observable; sample 64 KB pages move to host memory, remote-mapped, watched by an
+   access counter with threshold 1. Used only when a policy asks for it. Eviction observability
+   works under memory pressure only (only_under_pressure): eviction policies decide nothing
+   otherwise, and the paper's overhead (~2.4 %, section VII) is that of oversubscribed runs. */
+#define UVMSIM_OBSERVE_KNOBS(X)                                                                   \
+  X(max_regions, std::uint32_t, 100, integer, 0, 65536,                                           \
+    "regions observed for eviction at once (paper: 100); with max_feedback_regions at most "      \
+    "access_counters.count")                                                                      \
+  X(max_feedback_regions, std::uint32_t, 32, integer, 0, 65536,                                   \
+    "regions observed for prefetch feedback / triggers at once")                                  \
+  X(max_regions_pct, double, 20, number, 0, 100,                                                  \
+    "caps both budgets at this % of usable GPU memory (at least one region): the regions at "     \
+    "imminent risk, not all of them")                                                             \
+  X(only_under_pressure, bool, true, boolean,                                                     \
+    "observe for eviction only while memory fills, not while the GPU is full without evicting, "  \
+    "and from the first eviction on (false: always)")                                             \
+  X(min_occupancy_pct, double, 80, number, 0, 100,                                                \
+    "with only_under_pressure, observing while memory fills starts at this % of usable GPU "      \
+    "memory allocated")                                                                           \
+  X(samples_per_region, std::uint32_t, 1, integer, 1, 32,                                         \
+    "64 KB sample pages per observed 2 MB region (initial)")                                      \
+  X(max_samples_per_region, std::uint32_t, 4, integer, 1, 32,                                     \
+    "adaptive doubling stops here (the paper evaluates 1-3)")                                     \
+  X(adaptive_samples, bool, true, boolean,                                                        \
+    "double/halve samples per region from the re-fault rate of recently evicted regions (paper "  \
+    "section V-D)")                                                                               \
+  X(adapt_window, std::uint32_t, 100, integer, 1, 1000000,                                        \
+    "recently evicted regions tracked; evaluated every window")                                   \
+  X(adapt_grow_fraction, double, 0.5, number, 0, 1,                                               \
+    "re-faulted share of the window above which samples double")                                  \
+  X(adapt_shrink_fraction, double, 0.8, number, 0, 1,                                             \
+    "not-re-faulted share above which samples halve")
+
+#define UVMSIM_ENGINE_KNOBS(X)                                                                    \
+  X(seed, std::uint64_t, 1, integer, 0, UINT64_MAX, "seed for randomised policies")               \
+  X(eviction, std::string, "driver", text, "eviction policy (--eviction)")                        \
+  X(prefetch, std::string, "tree", text, "prefetch policy (--prefetch)")                          \
+  X(placement, std::string, "driver", text, "placement policy (--placement)")                     \
+  X(max_sim_time_s, double, 0, number, 0, kMaxSimTimeS,                                           \
+    "stop after this much simulated time (0 = at most the clock's horizon of 1e6 s)")             \
+  X(hints, std::string, "", text,                                                                 \
+    "static hints file (--hints; docs/hints.md); empty = the trace's own hints")
+
+/// The groups, in listing order: X(member of SimConfig, struct, its list).
+#define UVMSIM_KNOB_GROUPS(X)                                                                     \
+  X(gpu, GpuConfig, UVMSIM_GPU_KNOBS)                                                             \
+  X(tlb, TlbConfig, UVMSIM_TLB_KNOBS)                                                             \
+  X(hbm, HbmConfig, UVMSIM_HBM_KNOBS)                                                             \
+  X(link, LinkConfig, UVMSIM_LINK_KNOBS)                                                          \
+  X(driver, DriverConfig, UVMSIM_DRIVER_KNOBS)                                                    \
+  X(thrashing, ThrashingConfig, UVMSIM_THRASHING_KNOBS)                                           \
+  X(access_counters, AccessCounterConfig, UVMSIM_ACCESS_COUNTER_KNOBS)                            \
+  X(cost, CostConfig, UVMSIM_COST_KNOBS)                                                          \
+  X(observe, ObservabilityConfig, UVMSIM_OBSERVE_KNOBS)                                           \
+  X(engine, EngineConfig, UVMSIM_ENGINE_KNOBS)
+// clang-format on
+
+#define UVMSIM_DECLARE_KNOB_GROUP(member, Struct, LIST) \
+  struct Struct {                                       \
+    LIST(UVMSIM_KNOB_FIELD)                             \
+  };
+UVMSIM_KNOB_GROUPS(UVMSIM_DECLARE_KNOB_GROUP)
+#undef UVMSIM_DECLARE_KNOB_GROUP
+
+/// The simulated time at which a run stops (max_sim_time_s, or the horizon when it is 0).
+Tick sim_time_limit(const EngineConfig& e);
 
 struct SimConfig {
-  GpuConfig gpu;
-  TlbConfig tlb;
-  HbmConfig hbm;
-  LinkConfig link;
-  DriverConfig driver;
-  ThrashingConfig thrashing;
-  AccessCounterConfig access_counters;
-  CostConfig cost;
-  ObservabilityConfig observe;
-  EngineConfig engine;
+#define UVMSIM_DECLARE_KNOB_MEMBER(member, Struct, LIST) Struct member;
+  UVMSIM_KNOB_GROUPS(UVMSIM_DECLARE_KNOB_MEMBER)
+#undef UVMSIM_DECLARE_KNOB_MEMBER
   nlohmann::json policy_params = nlohmann::json::object();  ///< "policy.<name>.<key>" knobs
   /// Where a preset's numbers come from: {"<knob>" or "<group>.*": "<kind>" or {"kind", "source"}}
   /// with kind one of provenance_kinds() (docs/calibration.md, "Presets and provenance").
   nlohmann::json provenance = nlohmann::json::object();
-  /// Where each "policy.<name>.<key>" was set ("--set" or a file), for error messages.
-  std::map<std::string, std::string> policy_param_source;
+  /// Where each key was last set ("--set", "--eviction", a file), for error messages that are
+  /// raised after the setting, e.g. an unknown policy name or policy knob.
+  std::map<std::string, std::string> source;
+  /// source[key], or `fallback` if the key was never set.
+  std::string source_of(const std::string& key, const std::string& fallback) const;
 
   /// Throws UserError("<where>: <key>: ...") for unknown keys or bad values.
   void set(const std::string& key, const nlohmann::json& value, const std::string& where);
-  /// `--set KEY=VALUE`: VALUE is parsed as JSON if it parses, else taken as a string.
+  /// `--set KEY=VALUE`: VALUE is parsed as JSON if it parses (and does not start or end with
+  /// white space), else taken as a string.
   void set_from_string(const std::string& assignment, const std::string& where = "--set");
   /// Applies a nested JSON object (a preset file) recursively: {"gpu": {"num_sms": 28}}.
   void apply_json(const nlohmann::json& j, const std::string& where);
@@ -187,10 +261,10 @@ struct SimConfig {
 /// measured, published, derived, fitted, extrapolated, default.
 const std::vector<std::string>& provenance_kinds();
 
-struct KnobInfo {
-  std::string name, type, doc, range;
-};
-const std::vector<KnobInfo>& knob_table();
+/// The engine's knobs ("gpu.num_sms", ...), in listing order, with their defaults.
+const std::vector<Knob>& config_knobs();
+/// The engine knob named `name`, or nullptr.
+const Knob* find_config_knob(const std::string& name);
 
 const char* to_string(ReplayPolicy p);
 

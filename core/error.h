@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace uvmsim {
 
@@ -19,6 +20,13 @@ class UserError : public std::runtime_error {
 [[noreturn]] inline void field_error(const std::string& where, const std::string& field,
                                      const std::string& msg) {
   throw UserError(where, field, msg);
+}
+
+/// Errors name their input first: a file ("gtx1080ti.json: gpu.num_sms: ...") or a command-line
+/// flag ("--set: gpu.num_sms: ...", "--gpu: unknown preset ..."). A bad flag value is a usage
+/// error (the CLI exits 2), bad file content an input error (exit 1).
+inline bool is_usage_error(const UserError& e) {
+  return std::string_view(e.what()).starts_with("--");
 }
 
 }  // namespace uvmsim

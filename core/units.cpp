@@ -15,8 +15,7 @@ char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned 
 
 }  // namespace
 
-std::uint64_t parse_size(const std::string& text, const std::string& what) {
-  auto invalid = [&]() { return UserError(what + ": invalid size '" + text + "'"); };
+std::optional<std::uint64_t> try_parse_size(const std::string& text) {
   std::size_t pos = 0;
   std::uint64_t value = 0;
   constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
@@ -24,11 +23,11 @@ std::uint64_t parse_size(const std::string& text, const std::string& what) {
   // (wrapping "-1" to 2^64-1), both of which would silently turn typos into huge sizes.
   while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
     const auto digit = static_cast<std::uint64_t>(text[pos] - '0');
-    if (value > (kMax - digit) / 10) throw invalid();
+    if (value > (kMax - digit) / 10) return std::nullopt;
     value = value * 10 + digit;
     ++pos;
   }
-  if (pos == 0) throw invalid();
+  if (pos == 0) return std::nullopt;
 
   unsigned shift = 0;
   if (pos < text.size()) {
@@ -54,10 +53,15 @@ std::uint64_t parse_size(const std::string& text, const std::string& what) {
   const std::string rest = text.substr(pos);
   std::string unit;
   for (char c : rest) unit += lower(c);
-  if (!(unit.empty() || unit == "b" || (shift != 0 && unit == "ib"))) throw invalid();
-
-  if (shift != 0 && value > (kMax >> shift)) throw invalid();
+  if (!(unit.empty() || unit == "b" || (shift != 0 && unit == "ib"))) return std::nullopt;
+  if (shift != 0 && value > (kMax >> shift)) return std::nullopt;
   return value << shift;
+}
+
+std::uint64_t parse_size(const std::string& text, const std::string& what) {
+  const auto v = try_parse_size(text);
+  if (!v) throw UserError(what + ": invalid size '" + text + "'");
+  return *v;
 }
 
 std::string format_bytes(std::uint64_t bytes) {

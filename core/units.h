@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@ namespace uvmsim {
 /// "1GiB", "512KB"). Throws UserError(what + ": invalid size '" + text + "'") for anything else,
 /// including values that do not fit in 64 bits.
 std::uint64_t parse_size(const std::string& text, const std::string& what);
+/// parse_size without the error: nullopt for anything it would reject.
+std::optional<std::uint64_t> try_parse_size(const std::string& text);
 
 /// Formats a byte count for people: "512 B", "64 KiB", "1.5 GiB" (one decimal unless exact).
 std::string format_bytes(std::uint64_t bytes);

@@ -3,12 +3,17 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/units.h"
 #include "policies/policy.h"
 #include "policies/registry.h"
 
 namespace uvmsim {
 
 using nlohmann::json;
+
+const char* to_string(ObservePurpose p) {
+  return p == ObservePurpose::Eviction ? "eviction" : "feedback";
+}
 
 namespace {
 
@@ -31,12 +36,12 @@ std::vector<std::string> names_of(const std::string& name) {
 }
 
 /// The knobs `name` declares in any family.
-std::vector<const PolicyKnob*> knobs_of(const std::string& name) {
-  std::vector<const PolicyKnob*> out;
+std::vector<const Knob*> knobs_of(const std::string& name) {
+  std::vector<const Knob*> out;
   auto add = [&](const auto* e) {
     if (!e) return;
     for (const auto& k : e->knobs) {
-      if (std::none_of(out.begin(), out.end(), [&](auto* x) { return x->name == k.name; }))
+      if (std::none_of(out.begin(), out.end(), [&](auto* x) { return x->name() == k.name(); }))
         out.push_back(&k);
     }
   };
@@ -47,15 +52,13 @@ std::vector<const PolicyKnob*> knobs_of(const std::string& name) {
 }
 
 std::string source_of(const SimConfig& cfg, const std::string& key) {
-  const auto it = cfg.policy_param_source.find(key);
-  return it != cfg.policy_param_source.end() ? it->second : "policy parameters";
+  return cfg.source_of(key, "policy parameters");
 }
 
 [[noreturn]] void unknown_knob(const std::string& where, const std::string& policy,
-                               const std::string& key,
-                               const std::vector<const PolicyKnob*>& knobs) {
+                               const std::string& key, const std::vector<const Knob*>& knobs) {
   std::string list;
-  for (const auto* k : knobs) list += (list.empty() ? "" : ", ") + k->name;
+  for (const auto* k : knobs) list += (list.empty() ? "" : ", ") + k->name();
   throw UserError(where, "policy." + policy + "." + key,
                   "unknown knob of policy '" + policy + "' (" +
                       (list.empty() ? std::string("it has no knobs")
@@ -64,23 +67,52 @@ std::string source_of(const SimConfig& cfg, const std::string& key) {
 }
 
 /// `given` checked against `knobs`, with every knob's default filled in.
-json resolve_params(const std::string& policy, const std::vector<PolicyKnob>& knobs,
-                    const json& given, const SimConfig& cfg) {
+json resolve_params(const std::string& policy, const std::vector<Knob>& knobs, const json& given,
+                    const SimConfig& cfg) {
   json out = json::object();
-  std::vector<const PolicyKnob*> kp;
+  std::vector<const Knob*> kp;
   for (const auto& k : knobs) kp.push_back(&k);
   if (given.is_object()) {
     for (const auto& [key, v] : given.items()) {
-      const auto it = std::find_if(knobs.begin(), knobs.end(),
-                                   [&](const PolicyKnob& k) { return k.name == key; });
+      const auto it =
+          std::find_if(knobs.begin(), knobs.end(), [&](const Knob& k) { return k.name() == key; });
       const std::string full = "policy." + policy + "." + key;
       if (it == knobs.end()) unknown_knob(source_of(cfg, full), policy, key, kp);
       out[key] = it->check(v, source_of(cfg, full), full);
     }
   }
   for (const auto& k : knobs)
-    if (!out.contains(k.name)) out[k.name] = k.default_value;
+    if (!out.contains(k.name())) out[k.name()] = k.default_value();
   return out;
+}
+
+/// "driver, lrm, lru, ...": every name and alias of a family.
+template <typename Base>
+std::string known_names() {
+  std::string known;
+  for (const auto& x : PolicyRegistry<Base>::all()) {
+    known += (known.empty() ? "" : ", ") + x.name;
+    for (const auto& a : x.aliases) known += ", " + a;
+  }
+  return known;
+}
+
+/// engine.<family> names a registered policy (prefetch: policies joined with '+'); the error
+/// names where the key was set (--eviction, --set, a preset file), not the flag it usually
+/// comes from.
+template <typename Base>
+void check_engine_policy(const SimConfig& cfg, const char* family, const std::string& names) {
+  const std::string key = std::string("engine.") + family;
+  const std::string where = cfg.source_of(key, "configuration");
+  const bool combined = std::string(family) == "prefetch" && names.find('+') != std::string::npos;
+  for (const auto& part : combined ? split(names, '+') : std::vector<std::string>{names}) {
+    if (combined && part.empty())
+      throw UserError(where, key, "empty name in combined prefetch policy '" + names + "'");
+    if (!PolicyRegistry<Base>::find(part))
+      throw UserError(where, key,
+                      std::string("unknown ") + family + " policy '" + part +
+                          "' (known: " + known_names<Base>() + ")");
+  }
 }
 
 std::vector<PolicyPreset>& presets() {
@@ -94,15 +126,9 @@ template <typename Base>
 std::unique_ptr<Base> make_registered(const char* family, const std::string& name,
                                       const PolicyContext& ctx) {
   const auto* e = PolicyRegistry<Base>::find(name);
-  if (!e) {
-    std::string known;
-    for (const auto& x : PolicyRegistry<Base>::all()) {
-      known += (known.empty() ? "" : ", ") + x.name;
-      for (const auto& a : x.aliases) known += ", " + a;
-    }
-    throw UserError(std::string("--") + family + ": unknown " + family + " policy '" + name +
-                    "' (known: " + known + ")");
-  }
+  if (!e)
+    throw UserError(std::string("unknown ") + family + " policy '" + name +
+                    "' (known: " + known_names<Base>() + ")");
   PolicyContext c{ctx.config, ctx.va_space, ctx.seed,
                   resolve_params(name, e->knobs, ctx.params, ctx.config), ctx.engine_ptr};
   return e->make(c);
@@ -134,6 +160,9 @@ std::unique_ptr<PlacementPolicy> make_placement_policy(const std::string& n,
 }
 
 void validate_policy_params(const SimConfig& cfg) {
+  check_engine_policy<EvictionPolicy>(cfg, "eviction", cfg.engine.eviction);
+  check_engine_policy<PrefetchPolicy>(cfg, "prefetch", cfg.engine.prefetch);
+  check_engine_policy<PlacementPolicy>(cfg, "placement", cfg.engine.placement);
   for (const auto& [policy, section] : cfg.policy_params.items()) {
     const std::string first_key =
         section.is_object() && !section.empty() ? section.begin().key() : std::string();
@@ -158,7 +187,7 @@ void validate_policy_params(const SimConfig& cfg) {
     for (const auto& [key, v] : section.items()) {
       const std::string full = "policy." + policy + "." + key;
       const auto it =
-          std::find_if(knobs.begin(), knobs.end(), [&](auto* k) { return k->name == key; });
+          std::find_if(knobs.begin(), knobs.end(), [&](auto* k) { return k->name() == key; });
       if (it == knobs.end()) unknown_knob(source_of(cfg, full), policy, key, knobs);
       (*it)->check(v, source_of(cfg, full), full);
     }

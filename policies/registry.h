@@ -11,34 +11,10 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/knob.h"
 #include "policies/policy.h"
 
 namespace uvmsim {
-
-/// Declared parameter of a policy: `--set policy.<policy>.<name>=VALUE`. Values are checked
-/// against the type and range before the policy is created; unknown names are errors.
-struct PolicyKnob {
-  enum class Type : std::uint8_t { Integer, Number, Boolean, Text, Choice };
-  std::string name;
-  Type type = Type::Integer;
-  nlohmann::json default_value;  ///< null: derived at run time, the doc says from what
-  std::string doc;
-  double min = 0, max = 0;           ///< Integer, Number
-  std::vector<std::string> choices;  ///< Choice
-
-  static PolicyKnob integer(std::string name, nlohmann::json def, double lo, double hi,
-                            std::string doc);
-  static PolicyKnob number(std::string name, double def, double lo, double hi, std::string doc);
-  static PolicyKnob boolean(std::string name, bool def, std::string doc);
-  static PolicyKnob text(std::string name, std::string def, std::string doc);
-  static PolicyKnob choice(std::string name, std::string def, std::vector<std::string> choices,
-                           std::string doc);
-  const char* type_name() const;
-  std::string range() const;
-  /// The normalised value, or UserError(where, key, ...) naming the problem.
-  nlohmann::json check(const nlohmann::json& v, const std::string& where,
-                       const std::string& key) const;
-};
 
 template <typename Base>
 class PolicyRegistry {
@@ -48,7 +24,7 @@ class PolicyRegistry {
     std::string name;
     std::string description;
     Factory make;
-    std::vector<PolicyKnob> knobs;
+    std::vector<Knob> knobs;  ///< `--set policy.<name>.<knob>=VALUE`, checked before creation
     std::vector<std::string> aliases;  ///< filled from alias registrations on lookup
   };
   static bool add(Entry e) {
@@ -140,13 +116,14 @@ void apply_policy_preset(SimConfig& cfg, const std::string& name, const std::str
 #define UVMSIM_CONCAT_(a, b) a##b
 #define UVMSIM_CONCAT(a, b) UVMSIM_CONCAT_(a, b)
 /// Registers `Class` (constructible from `const PolicyContext&`) under `name`, with its knobs
-/// (PolicyKnob values) as the remaining arguments.
+/// (Knob values, core/knob.h) as the remaining arguments:
+///   UVMSIM_REGISTER_EVICTION("mru", "...", Mru, Knob::integer("skip", 0, 0, 1 << 20, "doc"));
 #define UVMSIM_REGISTER_POLICY(Registry, name, description, Class, ...)                    \
   static const bool UVMSIM_CONCAT(uvmsim_registered_, __LINE__) = ::uvmsim::Registry::add( \
       {name,                                                                               \
        description,                                                                        \
        [](const ::uvmsim::PolicyContext& ctx) { return std::make_unique<Class>(ctx); },    \
-       std::vector<::uvmsim::PolicyKnob>{__VA_ARGS__},                                     \
+       std::vector<::uvmsim::Knob>{__VA_ARGS__},                                           \
        {}})
 #define UVMSIM_REGISTER_EVICTION(name, description, Class, ...) \
   UVMSIM_REGISTER_POLICY(EvictionRegistry, name, description, Class __VA_OPT__(, ) __VA_ARGS__)

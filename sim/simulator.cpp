@@ -167,9 +167,7 @@ void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, 
                                    Gpu& gpu) {
   const auto& meta = reader.metadata();
   const std::string where = opts_.trace.string();
-  const Tick limit = cfg_.engine.max_sim_time_s > 0
-                         ? static_cast<Tick>(cfg_.engine.max_sim_time_s * 1e12)
-                         : ~Tick{0};
+  const Tick limit = sim_time_limit(cfg_.engine);
   Tick host = 0, last_event = 0;
   auto drain_all = [&] { drain(ctx.queue, driver, gpu, limit, last_event); };
   trace::HostEvent ev;

@@ -225,7 +225,7 @@ TEST(Presets, AllNineLoadWithPublishedShapes) {
     EXPECT_EQ(c.gpu.name, name);
     EXPECT_EQ(c.gpu.num_sms, sms_bw[name].first) << name;
     EXPECT_DOUBLE_EQ(c.hbm.bandwidth_gbps, sms_bw[name].second) << name;
-    EXPECT_FALSE(c.link.htod.points.empty());
+    EXPECT_FALSE(c.link.htod_curve.points.empty());
   }
   const auto names = SimConfig::preset_names();
   for (const auto& name : kPresets)
@@ -261,7 +261,8 @@ TEST(Presets, ProvenanceIsValidatedAndUnknownKeysStillRejected) {
     return "";
   };
   EXPECT_EQ(load(R"({"gpu": {"num_sms": 4}, "provenance": {"gpu.num_sms": "published",
-                 "cost.*": {"kind": "fitted", "source": "x"}}, "calibration": {"any": 1}})"),
+                 "cost.*": {"kind": "fitted", "source": "x"}}, "calibration": {"any": 1},
+                 "link": {"htod_curve": [[4096, 5000]], "dtoh_curve": [[4096, 5000]]}})"),
             "");
   EXPECT_NE(load(R"({"provenance": {"gpu.nope": "measured"}})")
                 .find("provenance.gpu.nope: not a configuration key"),

@@ -65,6 +65,7 @@ TEST(CliGen, HelpAndList) {
 }
 
 TEST(CliGen, ErrorsAreOneLine) {
+  // A bad flag value ("--x: ...") is a usage error, exit 2 (is_usage_error, core/error.h).
   TempDir dir;
   const std::string out = dir.file("x.uvt");
   auto expect_error = [&](std::vector<std::string> args, const std::string& msg, int code = 1) {
@@ -75,17 +76,18 @@ TEST(CliGen, ErrorsAreOneLine) {
   expect_error({"gen", "nope", "-o", out},
                "unknown generator 'nope' (uvmsim gen --list shows them all)");
   expect_error({"gen", "regular", "--param", "x=1", "-o", out},
-               "--param x: unknown parameter of generator 'regular' (its parameters: block, init)");
+               "--param x: unknown parameter of generator 'regular' (its parameters: block, init)",
+               2);
   expect_error({"gen", "regular", "--param", "block=2000", "-o", out},
-               "--param block: expected an integer in [1, 1024], got '2000'");
+               "--param block: expected an integer in [1, 1024], got '2000'", 2);
   expect_error({"gen", "regular", "--param", "block", "-o", out},
-               "--param 'block': expected KEY=VALUE");
+               "--param 'block': expected KEY=VALUE", 2);
   expect_error({"gen", "regular", "--param", "block=1", "--param", "block=2", "-o", out},
-               "--param block: given more than once");
+               "--param block: given more than once", 2);
   expect_error({"gen", "regular", "--footprint", "lots", "-o", out},
-               "--footprint: invalid size 'lots'");
+               "--footprint: invalid size 'lots'", 2);
   expect_error({"gen", "regular", "--seed", "-3", "-o", out},
-               "--seed: invalid value '-3' (expected a non-negative integer)");
+               "--seed: invalid value '-3' (expected a non-negative integer)", 2);
   expect_error({"gen", "regular"}, "missing output file (-o FILE)");
   expect_error({"gen", "-o", out}, "missing generator name (see uvmsim gen --list)");
   expect_error({"gen", "regular", "-o", dir.file("no/such/dir/x.uvt")},
@@ -180,6 +182,7 @@ TEST_F(CliTrace, Dump) {
 }
 
 TEST_F(CliTrace, Errors) {
+  // A bad flag value ("--x: ...") is a usage error, exit 2 (is_usage_error, core/error.h).
   auto expect_error = [&](std::vector<std::string> args, const std::string& msg, int code = 1) {
     const auto r = cli(args);
     EXPECT_EQ(r.code, code);
@@ -189,12 +192,12 @@ TEST_F(CliTrace, Errors) {
                path_ + ": --launch: launch 2 does not exist (the trace has 2)");
   expect_error({"trace", "frob", path_}, "unknown action 'frob' (expected info, dump, hints or import)");
   expect_error({"trace", "info"}, "missing trace file");
-  expect_error({"trace", "info", path_, "--limit", "3"}, "--limit: only applies to trace dump");
-  expect_error({"trace", "dump", path_, "--json"}, "--json: only applies to trace info");
+  expect_error({"trace", "info", path_, "--limit", "3"}, "--limit: only applies to trace dump", 2);
+  expect_error({"trace", "dump", path_, "--json"}, "--json: only applies to trace info", 2);
   expect_error({"trace", "dump", path_, "--limit", "-5"},
-               "--limit: invalid value '-5' (expected an integer in 0..18446744073709551615)");
+               "--limit: invalid value '-5' (expected an integer in 0..18446744073709551615)", 2);
   expect_error({"trace", "dump", path_, "--launch", "x"},
-               "--launch: invalid value 'x' (expected an integer in 0..4294967295)");
+               "--launch: invalid value 'x' (expected an integer in 0..4294967295)", 2);
   expect_error({"trace", "info", dir_.file("none.uvt")},
                dir_.file("none.uvt") + ": open: cannot open file: No such file or directory");
   // A corrupted file is one line naming the file, the part and the problem.

@@ -414,8 +414,10 @@ TEST(PoliciesCli, KnobsPresetsAndErrors) {
                         "access_counters.count");
   // A knob in a preset file names the file.
   const auto preset = d.file("gpu.json");
-  std::ofstream(preset) << R"({"gpu": {"num_sms": 8}, "policy": {"lru": {"observ": true}}})";
-  expect_one_line_error(cli({"run", "--gpu", preset, "--trace", t}), preset);
+  std::ofstream(preset) << R"({"gpu": {"num_sms": 8}, "policy": {"lru": {"observ": true}},
+      "link": {"htod_curve": [[4096, 5000]], "dtoh_curve": [[4096, 5000]]}})";
+  expect_one_line_error(cli({"run", "--gpu", preset, "--trace", t}),
+                        preset + ": policy.lru.observ");
 }
 
 }  // namespace

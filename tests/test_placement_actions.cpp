@@ -74,8 +74,7 @@ class ScriptedPlacement final : public PlacementPolicy {
 };
 
 UVMSIM_REGISTER_PLACEMENT("test-script", "test only: runs placement actions from a script",
-                          ScriptedPlacement,
-                          PolicyKnob::text("script", "[]", "JSON array of actions"));
+                          ScriptedPlacement, Knob::text("script", "[]", "JSON array of actions"));
 
 std::string script_set(const nlohmann::json& s) {
   return "policy.test-script.script=" + nlohmann::json(s.dump()).dump();

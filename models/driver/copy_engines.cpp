@@ -5,8 +5,8 @@
 namespace uvmsim {
 
 CopyEngines::CopyEngines(DriverContext& dc) : dc_(dc) {
-  htod_.configure(&dc.cfg.link.htod, ns_to_ps(dc.cfg.cost.copy_run_ns));
-  dtoh_.configure(&dc.cfg.link.dtoh, ns_to_ps(dc.cfg.cost.copy_run_ns));
+  htod_.configure(&dc.cfg.link.htod_curve, ns_to_ps(dc.cfg.cost.copy_run_ns));
+  dtoh_.configure(&dc.cfg.link.dtoh_curve, ns_to_ps(dc.cfg.cost.copy_run_ns));
 }
 
 void CopyEngines::copy_runs(const VaBlock& b, const PageMask& pages, bool htod, const char* cause,

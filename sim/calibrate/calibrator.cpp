@@ -43,10 +43,9 @@ double knob_value(const SimConfig& c, const std::string& knob) {
   return j.at(knob.substr(0, dot)).at(knob.substr(dot + 1)).get<double>();
 }
 
-const KnobInfo& knob_info(const std::string& knob) {
-  for (const auto& k : knob_table())
-    if (k.name == knob) return k;
-  throw UserError("--fit", knob, "unknown configuration key (uvmsim run --list-knobs)");
+const Knob& knob_info(const std::string& knob) {
+  if (const Knob* k = find_config_knob(knob)) return *k;
+  throw UserError("--fit", knob, "unknown configuration key (uvmsim run --list-knobs lists them)");
 }
 
 /// Soft-L1: quadratic for |r| << s, linear for |r| >> s, so one outlier cannot dominate.
@@ -169,7 +168,7 @@ Result calibrate(const SimConfig& base_in, const std::vector<RunInput>& runs, co
     bool any_mig = false;
     for (const auto& r : runs) any_mig |= !r.measured.transfers[d].empty();
     cmp.memcpy_defines_curve[d] = !any_mig;
-    TransferCurve& curve = d == kHtoD ? base.link.htod : base.link.dtoh;
+    TransferCurve& curve = d == kHtoD ? base.link.htod_curve : base.link.dtoh_curve;
     res.curve_source[d] = "base preset";
     if (!opts.fit_curves) continue;
     TransferCurve fitted;
@@ -192,10 +191,11 @@ Result calibrate(const SimConfig& base_in, const std::vector<RunInput>& runs, co
       throw UserError("--bound", k, "knob is not being fitted (add it to --fit)");
   std::vector<ParamResult> params;
   for (const auto& k : knobs) {
-    const auto& info = knob_info(k);
-    if (info.type != "number")
+    const Knob& info = knob_info(k);
+    if (info.type() != Knob::Type::Number)
       throw UserError("--fit", k,
-                      "only real-valued knobs can be fitted (this one is " + info.type + ")");
+                      std::string("only real-valued knobs can be fitted (this one is ") +
+                          info.type_name() + ")");
     ParamResult p;
     p.knob = k;
     p.base = knob_value(base, k);
@@ -205,7 +205,15 @@ Result calibrate(const SimConfig& base_in, const std::vector<RunInput>& runs, co
       p.lo = it->second.first;
       p.hi = it->second.second;
       if (!(p.lo > 0 && p.hi > p.lo)) throw UserError("--bound", k, "need 0 < lo < hi");
+      if (p.lo < info.lo() || p.hi > info.hi())
+        throw UserError("--bound", k, "outside the knob's range [" + info.range() + "]");
+    } else {
+      // The search stays within what the knob accepts (the optimiser's points are set on it).
+      p.lo = std::max(p.lo, std::max(info.lo(), 1e-9));
+      p.hi = std::min(p.hi, info.hi());
     }
+    if (!(p.hi > p.lo))
+      throw UserError("--fit", k, "its range [" + info.range() + "] leaves nothing to search");
     p.value = std::clamp(p.base > 0 ? p.base : p.lo, p.lo, p.hi);
     params.push_back(p);
   }

@@ -253,7 +253,7 @@ meas::Measurement simulated_measurement(const SimConfig& cfg, const std::filesys
 std::vector<Residual> compare(const std::string& run, const RunMetrics& m, const RunMetrics* sim,
                               const SimConfig& cfg, const CompareOptions& opts) {
   std::vector<Residual> out;
-  const TransferCurve* curves[2] = {&cfg.link.htod, &cfg.link.dtoh};
+  const TransferCurve* curves[2] = {&cfg.link.htod_curve, &cfg.link.dtoh_curve};
   for (int d = 0; d < 2; ++d) {
     compare_curve(std::string("transfer_time.") + dir_name(d), run, m.transfers[d], *curves[d],
                   out);

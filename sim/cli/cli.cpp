@@ -48,7 +48,7 @@ int run_cli(const Args& argv, std::ostream& out, std::ostream& err) {
       return c.run(rest, out, err);
     } catch (const UserError& e) {
       err << "uvmsim " << name << ": error: " << e.what() << "\n";
-      return 1;
+      return is_usage_error(e) ? 2 : 1;
     } catch (const boost::program_options::error& e) {
       err << "uvmsim " << name << ": error: " << e.what() << " (see uvmsim " << name
           << " --help)\n";

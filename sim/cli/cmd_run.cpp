@@ -14,22 +14,12 @@
 #include "policies/policy.h"
 #include "policies/registry.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/knob_list.h"
 #include "sim/simulator.h"
 
 namespace uvmsim::cli {
 
 namespace po = boost::program_options;
-
-static void print_knobs(std::ostream& out) {
-  out << "configuration knobs (use with --set KEY=VALUE or in a preset's nested JSON):\n";
-  for (const auto& k : knob_table()) {
-    out << "  " << std::left << std::setw(36) << k.name << std::setw(8) << k.type << k.doc;
-    if (!k.range.empty()) out << "  [" << k.range << "]";
-    out << "\n";
-  }
-  out << "  policy.<name>.<knob>               any     "
-         "a knob of policy <name> (uvmsim policies lists them)\n";
-}
 
 static std::string ns_str(std::uint64_t ps) {
   std::ostringstream o;
@@ -137,7 +127,10 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
       "seed", po::value<std::uint64_t>(), "seed for randomised policies (engine.seed)")(
       "stats-out", po::value<std::string>(), "write statistics + resolved config as JSON")(
       "events-out", po::value<std::string>(), "write batches/migrations/evictions as CSV")(
-      "quiet,q", "print only the throughput line")("list-knobs", "list every configuration knob");
+      "quiet,q", "print only the throughput line")(
+      "list-knobs", "list every configuration knob (the engine's and the policies')")(
+      "format", po::value<std::string>()->default_value("text"),
+      "--list-knobs output: text, markdown (docs/knobs.md) or json");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
   po::notify(vm);
@@ -146,7 +139,7 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
     return 0;
   }
   if (vm.count("list-knobs")) {
-    print_knobs(out);
+    print_knobs(out, vm["format"].as<std::string>());
     return 0;
   }
   if (!vm.count("gpu")) throw UserError("--gpu: required (e.g. --gpu gtx1080ti)");
@@ -203,88 +196,6 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
         << " accesses/s\n";
   } else {
     print_summary(out, sim, j);
-  }
-  return 0;
-}
-
-int cmd_policies(const Args& args, std::ostream& out, std::ostream&) {
-  po::options_description desc(
-      "usage: uvmsim policies [--json]\n\n"
-      "Lists the registered eviction / prefetch / placement policies with their knobs\n"
-      "(--set policy.<name>.<knob>=VALUE) and the policy presets (--policy-preset NAME).\n"
-      "Prefetch policies combine with '+' (e.g. --prefetch fdp+rgp).\n\noptions");
-  desc.add_options()("help,h", "show this help")("json", "print as JSON");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    out << desc << "\n";
-    return 0;
-  }
-  nlohmann::json j;
-  auto family = [&](const char* name, const auto& entries) {
-    j[name] = nlohmann::json::array();
-    std::vector<const std::remove_reference_t<decltype(entries[0])>*> sorted;
-    for (const auto& e : entries) sorted.push_back(&e);
-    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->name < b->name; });
-    for (const auto* ep : sorted) {
-      const auto& e = *ep;
-      nlohmann::json knobs = nlohmann::json::array();
-      for (const auto& k : e.knobs)
-        knobs.push_back({{"name", k.name},
-                         {"type", k.type_name()},
-                         {"default", k.default_value},
-                         {"range", k.range()},
-                         {"doc", k.doc}});
-      j[name].push_back({{"name", e.name},
-                         {"aliases", e.aliases},
-                         {"description", e.description},
-                         {"knobs", knobs}});
-    }
-  };
-  family("eviction", EvictionRegistry::all());
-  family("prefetch", PrefetchRegistry::all());
-  family("placement", PlacementRegistry::all());
-  j["presets"] = nlohmann::json::array();
-  for (const auto& p : policy_presets())
-    j["presets"].push_back({{"name", p.name},
-                            {"description", p.description},
-                            {"eviction", p.eviction},
-                            {"prefetch", p.prefetch},
-                            {"placement", p.placement},
-                            {"params", p.params}});
-  if (vm.count("json")) {
-    out << j.dump(2) << "\n";
-    return 0;
-  }
-  for (const char* f : {"eviction", "prefetch", "placement"}) {
-    out << f << ":\n";
-    for (const auto& e : j[f]) {
-      std::string name = e["name"].get<std::string>();
-      for (const auto& a : e["aliases"]) name += ", " + a.get<std::string>();
-      out << "  " << std::left << std::setw(14) << name << " "
-          << e["description"].get<std::string>() << "\n";
-      for (const auto& k : e["knobs"]) {
-        out << "      " << std::left << std::setw(34)
-            << ("policy." + e["name"].get<std::string>() + "." + k["name"].get<std::string>())
-            << " " << std::setw(8) << k["type"].get<std::string>() << "default "
-            << (k["default"].is_null() ? std::string("(see doc)") : k["default"].dump());
-        if (!k["range"].get<std::string>().empty())
-          out << "  [" << k["range"].get<std::string>() << "]";
-        out << "  " << k["doc"].get<std::string>() << "\n";
-      }
-    }
-  }
-  out << "presets (--policy-preset NAME):\n";
-  for (const auto& p : j["presets"]) {
-    out << "  " << std::left << std::setw(14) << p["name"].get<std::string>() << " "
-        << p["description"].get<std::string>() << "\n      ";
-    for (const char* f : {"eviction", "prefetch", "placement"})
-      if (!p[f].get<std::string>().empty()) out << " " << f << "=" << p[f].get<std::string>();
-    for (const auto& [pol, knobs] : p["params"].items())
-      for (const auto& [k, v] : knobs.items())
-        out << " policy." << pol << "." << k << "=" << v.dump();
-    out << "\n";
   }
   return 0;
 }

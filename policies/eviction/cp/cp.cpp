@@ -180,15 +180,15 @@ UVMSIM_REGISTER_EVICTION(
     "ObservUVM Cyclic Protection: protected head + unprotected tail sized by observability; "
     "evict the oldest unprotected region",
     CyclicProtection,
-    PolicyKnob::integer("unprotected", 0, 0, 1e9,
-                        "initial unprotected regions; 0 = 10% of GPU memory (at least 1)"),
-    PolicyKnob::integer("step", 1, 1, 1e9, "regions added / removed per observation outcome"),
-    PolicyKnob::integer("refault_window", 8, 1, 1 << 20,
-                        "evictions within which a re-fault means the area is too small"),
-    PolicyKnob::integer("observe_depth", 16, 0, 1e9,
-                        "unprotected regions nearest the split to observe"),
-    PolicyKnob::boolean("adaptive", true,
-                        "resize the unprotected area from observations and re-faults (false: "
-                        "fixed at `unprotected`, no observability)"));
+    Knob::integer("unprotected", 0, 0, 1000000000,
+                  "initial unprotected regions; 0 = 10% of GPU memory (at least 1)"),
+    Knob::integer("step", 1, 1, 1000000000, "regions added / removed per observation outcome"),
+    Knob::integer("refault_window", 8, 1, 1 << 20,
+                  "evictions within which a re-fault means the area is too small"),
+    Knob::integer("observe_depth", 16, 0, 1000000000,
+                  "unprotected regions nearest the split to observe"),
+    Knob::boolean("adaptive", true,
+                  "resize the unprotected area from observations and re-faults (false: "
+                  "fixed at `unprotected`, no observability)"));
 
 }  // namespace uvmsim

@@ -248,24 +248,24 @@ UVMSIM_REGISTER_EVICTION(
     "(sampled, fixed-size Ref RIT) and TESLA rank chunks by expected hits per unit of "
     "memory and time; evict the lowest",
     LeuEviction,
-    PolicyKnob::choice("granularity", "64K", {"4K", "64K", "2M"},
-                       "block whose TESLA and reuse intervals are tracked; a 2 MB chunk's "
-                       "priority combines its resident blocks' (chunk_priority)"),
-    PolicyKnob::choice("time_unit", "access", {"access", "sampled", "fault"},
-                       "clock of TESLA and reuse intervals: every GPU access (the paper's "
-                       "program time), sampled accesses only, or serviced GPU page faults"),
-    PolicyKnob::number("sample_rate", 1.0, 1e-6, 1.0,
-                       "fraction of accesses the trace sampler reports to the Ref RIT "
-                       "(Bernoulli, seeded)"),
-    PolicyKnob::integer("rit_entries", 256, 1, 1 << 20,
-                        "references the Ref RIT holds (8-way; the least executed is replaced)"),
-    PolicyKnob::integer("history", 65536, 16, 1 << 30,
-                        "reuse intervals kept per reference: counts halve when reached"),
-    PolicyKnob::integer("candidates", 32, 0, 1 << 20,
-                        "chunks ranked per eviction: K random + K kept from the last eviction; "
-                        "0 = every resident chunk (exact)"),
-    PolicyKnob::choice("chunk_priority", "sum", {"sum", "max"},
-                       "a chunk's priority from its resident blocks': sum (expected hits per "
-                       "unit time of the 2 MB) or max (its best block)"));
+    Knob::size_choice("granularity", "64K", {"4K", "64K", "2M"},
+                      "block whose TESLA and reuse intervals are tracked; a 2 MB chunk's "
+                      "priority combines its resident blocks' (chunk_priority)"),
+    Knob::choice("time_unit", "access", {"access", "sampled", "fault"},
+                 "clock of TESLA and reuse intervals: every GPU access (the paper's "
+                 "program time), sampled accesses only, or serviced GPU page faults"),
+    Knob::number("sample_rate", 1.0, 1e-6, 1.0,
+                 "fraction of accesses the trace sampler reports to the Ref RIT "
+                 "(Bernoulli, seeded)"),
+    Knob::integer("rit_entries", 256, 1, 1 << 20,
+                  "references the Ref RIT holds (8-way; the least executed is replaced)"),
+    Knob::integer("history", 65536, 16, 1 << 30,
+                  "reuse intervals kept per reference: counts halve when reached"),
+    Knob::integer("candidates", 32, 0, 1 << 20,
+                  "chunks ranked per eviction: K random + K kept from the last eviction; "
+                  "0 = every resident chunk (exact)"),
+    Knob::choice("chunk_priority", "sum", {"sum", "max"},
+                 "a chunk's priority from its resident blocks': sum (expected hits per "
+                 "unit time of the 2 MB) or max (its best block)"));
 
 }  // namespace uvmsim

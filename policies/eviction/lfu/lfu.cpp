@@ -90,8 +90,8 @@ UVMSIM_REGISTER_EVICTION(
     "lfu",
     "ObservUVM LFU: regions binned by fault-batch + observed-access frequency; evict the head "
     "of the lowest bin (observes the lowest bins)",
-    Lfu, PolicyKnob::integer("max_frequency", 64, 1, 65535, "highest frequency bin (saturates)"),
-    PolicyKnob::boolean("keep_history", true, "frequencies survive eviction"),
-    PolicyKnob::boolean("observe", true, "observe regions in the lowest bins"));
+    Lfu, Knob::integer("max_frequency", 64, 1, 65535, "highest frequency bin (saturates)"),
+    Knob::boolean("keep_history", true, "frequencies survive eviction"),
+    Knob::boolean("observe", true, "observe regions in the lowest bins"));
 
 }  // namespace uvmsim

@@ -53,8 +53,8 @@ UVMSIM_REGISTER_EVICTION("lru",
                          "ObservUVM LRU: fault/insertion order plus observed accesses move a "
                          "region to the tail; evict the head (observes regions near the head)",
                          Lru,
-                         PolicyKnob::boolean("observe", true,
-                                             "observe regions near the head; false: promote on "
-                                             "faults only (no observability)"));
+                         Knob::boolean("observe", true,
+                                       "observe regions near the head; false: promote on "
+                                       "faults only (no observability)"));
 
 }  // namespace uvmsim

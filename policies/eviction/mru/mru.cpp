@@ -50,7 +50,7 @@ UVMSIM_REGISTER_EVICTION("mru",
                          "example policy: evict the most recently migrated-in region "
                          "(good for cyclic sweeps larger than GPU memory)",
                          Mru,
-                         PolicyKnob::integer("skip", 0, 0, 1 << 20,
-                                             "newest regions to pass over before choosing"));
+                         Knob::integer("skip", 0, 0, 1 << 20,
+                                       "newest regions to pass over before choosing"));
 
 }  // namespace uvmsim

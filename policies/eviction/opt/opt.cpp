@@ -325,10 +325,10 @@ UVMSIM_REGISTER_EVICTION(
     "oracle: Belady's OPT at 2 MB granularity over the trace's idealised program order "
     "(pre-pass); evict the region used furthest in the future",
     Opt,
-    PolicyKnob::integer("bucket_steps", 0, 0, 1e12,
-                        "logical time steps (records of a warp) per bucket; 0 = smallest that "
-                        "keeps at most 1 M buckets"),
-    PolicyKnob::integer("max_entries", 1 << 25, 1, 1e12,
-                        "cap on region uses kept (about 20 bytes each)"));
+    Knob::integer("bucket_steps", 0, 0, 1000000000000,
+                  "logical time steps (records of a warp) per bucket; 0 = smallest that "
+                  "keeps at most 1 M buckets"),
+    Knob::integer("max_entries", 1 << 25, 1, 1000000000000,
+                  "cap on region uses kept (about 20 bytes each)"));
 
 }  // namespace uvmsim

@@ -32,16 +32,19 @@ class Tournament final : public ForwardingPolicy<EvictionPolicy> {
                        : std::max<std::uint64_t>(1, engine_.capacity_chunks())),
         margin_(ctx.params["margin"].get<double>()),
         windowed_(ctx.params["windowed"].get<bool>()) {
+    const std::string key = "policy.tournament.policies";
+    const std::string where = ctx.config.source_of(key, "policy parameters");
     std::stringstream list(ctx.params["policies"].get<std::string>());
     for (std::string name; std::getline(list, name, ',');) {
       if (name == "tournament" || name.empty())
-        throw UserError("policy.tournament.policies", "value",
-                        "'" + name + "' cannot be a constituent");
+        throw UserError(where, key, "'" + name + "' cannot be a constituent");
+      if (!EvictionRegistry::find(name))
+        throw UserError(where, key, "unknown eviction policy '" + name + "'");
       names_.push_back(name);
       owned_.push_back(make_eviction_policy(name, ctx.for_policy(name)));
     }
     if (owned_.empty() || owned_.size() >= kNoCause)
-      throw UserError("policy.tournament.policies", "value", "needs 1 to 254 policies");
+      throw UserError(where, key, "needs 1 to 254 policies");
     blame_.assign(owned_.size(), 0);
     window_.assign(owned_.size(), 0);
     evictions_.assign(owned_.size(), 0);
@@ -147,13 +150,13 @@ UVMSIM_REGISTER_EVICTION(
     "ObservUVM Tournament meta-policy: round-robin victims from the active policies, blame on "
     "re-fault, retire policies above margin x average blame once total blame passes threshold",
     Tournament,
-    PolicyKnob::text("policies", "lru,lfu,cp", "comma-separated constituent eviction policies"),
-    PolicyKnob::integer("threshold", 0, 0, 1e12,
-                        "total blame after which policies can retire (T); 0 = the number of "
-                        "2 MB chunks of GPU memory"),
-    PolicyKnob::number("margin", 1.2, 1, 100, "retire when blame share > margin / active policies"),
-    PolicyKnob::boolean("windowed", true,
-                        "shares over the blames since the last evaluation (false: over all "
-                        "blames so far, re-evaluated at every blame past the threshold)"));
+    Knob::text("policies", "lru,lfu,cp", "comma-separated constituent eviction policies"),
+    Knob::integer("threshold", 0, 0, 1000000000000,
+                  "total blame after which policies can retire (T); 0 = the number of "
+                  "2 MB chunks of GPU memory"),
+    Knob::number("margin", 1.2, 1, 100, "retire when blame share > margin / active policies"),
+    Knob::boolean("windowed", true,
+                  "shares over the blames since the last evaluation (false: over all "
+                  "blames so far, re-evaluated at every blame past the threshold)"));
 
 }  // namespace uvmsim

@@ -35,8 +35,8 @@ UVMSIM_REGISTER_PLACEMENT(
     "access-counter based migration: host data is accessed remotely until its access counter "
     "reaches the threshold, then migrates",
     Acbm,
-    PolicyKnob::choice("granularity", "2M", {"64K", "2M", "16M", "16G"},
-                       "region tracked by one access counter"),
-    PolicyKnob::integer("threshold", 256, 1, 65535, "accesses that trigger a migration"));
+    Knob::size_choice("granularity", "2M", {"64K", "2M", "16M", "16G"},
+                      "region tracked by one access counter"),
+    Knob::integer("threshold", 256, 1, 65535, "accesses that trigger a migration"));
 
 }  // namespace uvmsim

@@ -208,11 +208,11 @@ class HostPlacement final : public PlacementPolicy {
   bool pinned_ = false;
 };
 
-PolicyKnob density_knob() {
-  return PolicyKnob::number("density_threshold", 0.5, 0, 1e12,
-                            "access density (accessed bytes / size) at or above which an object "
-                            "is prefetched before the kernel (explicit), below it migrates on "
-                            "faults (implicit) (section 3.1)");
+Knob density_knob() {
+  return Knob::number("density_threshold", 0.5, 0, 1e12,
+                      "access density (accessed bytes / size) at or above which an object "
+                      "is prefetched before the kernel (explicit), below it migrates on "
+                      "faults (implicit) (section 3.1)");
 }
 
 }  // namespace
@@ -230,8 +230,8 @@ UVMSIM_REGISTER_PLACEMENT(
     "Li & Chapman RDM: target reuse distance (Belady-like next reuse time, global-locality tie "
     "break) with partial mapping",
     ObjectPlacement<Scheme::Rdm>, density_knob(),
-    PolicyKnob::boolean("partial_mapping", true,
-                        "map the first part of the object that does not fit (section 3.4)"));
+    Knob::boolean("partial_mapping", true,
+                  "map the first part of the object that does not fit (section 3.4)"));
 UVMSIM_REGISTER_PLACEMENT("object-lru",
                           "object-level LRU (Li & Chapman's runtime reference): a kernel's objects "
                           "prefetched, least recently used objects replaced",

@@ -373,22 +373,22 @@ UVMSIM_REGISTER_PLACEMENT(
     "SUV (MICRO'24): per-launch density/temporal/unknown placement (Algorithm 1) and iteration "
     "prefetch-and-pin (Algorithm 2) from static hints, via pins, reservations and access counters",
     SuvPlacement,
-    PolicyKnob::choice("mode", "suv", {"suv", "ac"},
-                       "suv: the paper's scheme; ac: access-counter migration for everything "
-                       "(the paper's AC comparison)"),
-    PolicyKnob::number("temporal_wss_fraction", 0.5, 0, 1,
-                       "Temporal when WSS < this x size (SUV section V-B)"),
-    PolicyKnob::number("temporal_tb_fraction", 0.5, 0, 1,
-                       "... and concurrent TBs (TBs/SM x SMs) <= this x all TBs"),
-    PolicyKnob::number("density_threshold", 5, 0, 1e12,
-                       "accesses per byte above which a Temporal structure migrates on demand "
-                       "into a WSS reservation (below: DRAM-pinned)"),
-    PolicyKnob::integer("batch_bytes", 2 << 20, 0, 1e15,
-                        "Algorithm 2: spans smaller than this are prefetched for several "
-                        "iterations at once"),
-    PolicyKnob::boolean("iterative", true, "run Algorithm 2 at iteration boundaries"),
-    PolicyKnob::boolean("evict_expired", true,
-                        "Algorithm 2 evicts expired windows to the DRAM (false: only unpins)"));
+    Knob::choice("mode", "suv", {"suv", "ac"},
+                 "suv: the paper's scheme; ac: access-counter migration for everything "
+                 "(the paper's AC comparison)"),
+    Knob::number("temporal_wss_fraction", 0.5, 0, 1,
+                 "Temporal when WSS < this x size (SUV section V-B)"),
+    Knob::number("temporal_tb_fraction", 0.5, 0, 1,
+                 "... and concurrent TBs (TBs/SM x SMs) <= this x all TBs"),
+    Knob::number("density_threshold", 5, 0, 1e12,
+                 "accesses per byte above which a Temporal structure migrates on demand "
+                 "into a WSS reservation (below: DRAM-pinned)"),
+    Knob::integer("batch_bytes", 2 << 20, 0, 1000000000000000,
+                  "Algorithm 2: spans smaller than this are prefetched for several "
+                  "iterations at once"),
+    Knob::boolean("iterative", true, "run Algorithm 2 at iteration boundaries"),
+    Knob::boolean("evict_expired", true,
+                  "Algorithm 2 evicts expired windows to the DRAM (false: only unpins)"));
 
 UVMSIM_REGISTER_PRESET({"ac",
                         "the SUV paper's AC baseline: access-counter migration for every "

@@ -74,12 +74,12 @@ UVMSIM_REGISTER_PREFETCH(
     "fdp",
     "ObservUVM feedback-driven prefetching: tree threshold 51 -> 1 when > 80% of observed "
     "prefetched regions are accessed",
-    Fdp, PolicyKnob::integer("min_feedback", 32, 0, 1e12, "outcomes needed before deciding (T)"),
-    PolicyKnob::number("switch_fraction", 0.8, 0, 1, "accessed share above which to go aggressive"),
-    PolicyKnob::integer("aggressive_threshold", 1, 0, 100, "tree threshold when aggressive (AP)"),
-    PolicyKnob::integer("default_threshold", nullptr, 0, 100,
-                        "conservative tree threshold; default driver.prefetch_threshold (51)"),
-    PolicyKnob::integer("candidates", 64, 1, 1 << 20,
-                        "recently prefetched regions kept as feedback candidates"));
+    Fdp, Knob::integer("min_feedback", 32, 0, 1000000000000, "outcomes needed before deciding (T)"),
+    Knob::number("switch_fraction", 0.8, 0, 1, "accessed share above which to go aggressive"),
+    Knob::integer("aggressive_threshold", 1, 0, 100, "tree threshold when aggressive (AP)"),
+    Knob::integer("default_threshold", nullptr, 0, 100,
+                  "conservative tree threshold; default driver.prefetch_threshold (51)"),
+    Knob::integer("candidates", 64, 1, 1 << 20,
+                  "recently prefetched regions kept as feedback candidates"));
 
 }  // namespace uvmsim

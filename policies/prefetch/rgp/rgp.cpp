@@ -95,11 +95,11 @@ UVMSIM_REGISTER_PREFETCH(
     "ObservUVM region-grain prefetching: whole 2 MB regions in streaming allocations, the next "
     "region prefetched when an observed trigger page is touched",
     Rgp,
-    PolicyKnob::integer("confidence", 4, 1, 1 << 20,
-                        "neighbouring-fault score at which an allocation counts as streaming"),
-    PolicyKnob::integer("distance", 4, 1, 1 << 20,
-                        "regions ahead of a trigger searched for one not yet resident"),
-    PolicyKnob::boolean("whole_region", true,
-                        "a fault in a streaming allocation prefetches its whole 2 MB region"));
+    Knob::integer("confidence", 4, 1, 1 << 20,
+                  "neighbouring-fault score at which an allocation counts as streaming"),
+    Knob::integer("distance", 4, 1, 1 << 20,
+                  "regions ahead of a trigger searched for one not yet resident"),
+    Knob::boolean("whole_region", true,
+                  "a fault in a streaming allocation prefetches its whole 2 MB region"));
 
 }  // namespace uvmsim

@@ -68,8 +68,8 @@ UVMSIM_REGISTER_PREFETCH("tree",
                          "NVIDIA driver default: 64 KB upgrade + density tree over the 2 MB "
                          "block, strict count*100 > size*threshold (driver.prefetch_threshold)",
                          TreePrefetcher,
-                         PolicyKnob::integer("threshold", nullptr, 0, 100,
-                                             "occupancy threshold in %; default "
-                                             "driver.prefetch_threshold (51)"));
+                         Knob::integer("threshold", nullptr, 0, 100,
+                                       "occupancy threshold in %; default "
+                                       "driver.prefetch_threshold (51)"));
 
 }  // namespace uvmsim
