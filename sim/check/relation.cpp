@@ -17,7 +17,7 @@ struct Relation::Node {
   std::size_t ref = 0;  ///< index into refs_
   char op = 0;
   std::shared_ptr<const Node> a, b;
-  std::string function;                         ///< Call: geomean, mean, min, max
+  std::string function;                           ///< Call: geomean, mean, min, max
   std::vector<std::shared_ptr<const Node>> args;  ///< Call: its arguments
 };
 

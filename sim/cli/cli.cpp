@@ -4,8 +4,8 @@
 
 #include <boost/program_options/errors.hpp>
 
-#include "sim/cli/commands.h"
 #include "core/error.h"
+#include "sim/cli/commands.h"
 
 namespace uvmsim::cli {
 
@@ -21,6 +21,7 @@ const std::vector<Command>& commands() {
       {"sweep", "run a sweep spec on local cores or Slurm, resumably", cmd_sweep},
       {"report", "figures and an HTML page from a sweep's results", cmd_report},
       {"check", "check policy behaviour against an expectation file", cmd_check},
+      {"validate", "compare simulated with published real-GPU measurements", cmd_validate},
   };
   return cmds;
 }

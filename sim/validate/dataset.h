@@ -30,17 +30,16 @@ std::optional<Subset> parse_subset(const std::string& s);
 
 struct Run {
   std::string name;
-  std::optional<std::string> workload;  ///< none: a configuration-only run (copy curves)
+  std::string workload;
   sweep::RunSettings settings;
-  nlohmann::ordered_json raw;  ///< the run's settings as written (defaults merged), for export
 };
 
 struct Row {
-  std::string id;        ///< unique within the file
-  std::string figure;    ///< table / figure / section of the source
-  std::string gpu;       ///< GPU label (the file's unless the row names another)
-  std::string workload;  ///< what the paper ran, as it names it
-  std::string metric;    ///< what is compared, in words
+  std::string id;                         ///< unique within the file
+  std::string figure;                     ///< table / figure / section of the source
+  std::string gpu;                        ///< GPU label (the file's unless the row names another)
+  std::string workload;                   ///< what the paper ran, as it names it
+  std::string metric;                     ///< what is compared, in words
   std::string expr_text;                  ///< the expression as written (before expansion)
   std::optional<check::Expression> expr;  ///< expanded; none for a skipped row
   double measured = 0;
@@ -49,16 +48,20 @@ struct Row {
   std::string skip;  ///< non-empty: not simulated, and why (e.g. no generator for the workload)
   std::string note;  ///< how the number is derived / reproduced
   bool ci = false;   ///< part of the CI subset
+  /// The row's acceptance bound: the ratio error factor max(sim/measured, measured/sim) above
+  /// which `uvmsim validate` fails (exit 1). None: reported only. Set loosely, to catch a model
+  /// that broke, not to claim agreement.
+  std::optional<double> max_error;
 };
 
 struct Source {
   std::filesystem::path path;
-  std::string name;   ///< short id ("allen-ge-sc21")
-  std::string title;  ///< paper title, authors, venue
+  std::string name;                 ///< short id ("allen-ge-sc21")
+  std::string title;                ///< paper title, authors, venue
   nlohmann::ordered_json citation;  ///< free-form citation fields (gpu, driver, cuda, ...)
   std::string gpu;                  ///< GPU label of the rows
-  std::map<std::string, sweep::Workload> workloads;  ///< of the subset loaded
-  nlohmann::ordered_json workload_docs;  ///< the workloads as written (for export)
+  std::map<std::string, sweep::Workload> workloads;  ///< at the footprints of the subset loaded
+  std::map<std::string, std::vector<std::string>> lists;  ///< named lists for templates
   std::vector<Run> runs;
   std::vector<Row> rows;
 
