@@ -85,7 +85,8 @@ int cmd_validate(const Args& args, std::ostream& out, std::ostream& err) {
       "matching GPU preset and prints simulated vs measured values: per row the ratio\n"
       "sim/measured and the error factor exp(|ln(sim/measured)|), per source the geometric\n"
       "mean of the error factors and Spearman's rank correlation over rows of one quantity.\n"
-      "Exits 1 if a row is outside its acceptance bound (max_error), 2 on a usage error.\n"
+      "Exits 1 if a row with an acceptance bound (max_error) is outside it or has no value\n"
+      "(a run failed), or for bad input; 2 for a bad option.\n"
       "`uvmsim report FILE.json` draws sim-vs-real scatter plots of --json output.\n"
       "Format and current results: docs/validation.md.\n\noptions");
   std::vector<std::string> files, sets;
@@ -203,9 +204,9 @@ int cmd_validate(const Args& args, std::ostream& out, std::ostream& err) {
     else
       write_atomic(json_out, text);
   }
-  std::size_t outside = 0;
-  for (const auto& s : scores) outside += s.outside;
-  return outside ? 1 : 0;
+  std::size_t failed = 0;
+  for (const auto& s : scores) failed += s.failed;
+  return failed ? 1 : 0;
 }
 
 }  // namespace uvmsim::cli

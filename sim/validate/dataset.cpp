@@ -226,6 +226,8 @@ Source Source::load(const fs::path& path, Subset subset,
         if (v.is_discarded()) v = o.substr(eq + 1);
         run.settings.sets.emplace_back(o.substr(0, eq), v);
       }
+      // Unknown knobs, bad values, unregistered policies: reported now, before anything runs.
+      run.settings.resolve(where + ": " + field);
       s.runs.push_back(std::move(run));
     }
   }

@@ -81,13 +81,13 @@ SourceScore score(const Source& src, const std::vector<const Row*>& rows,
       if (!x && missing.empty()) missing = why;
       return x ? *x : NAN;
     });
-    if (!missing.empty()) {
+    if (!missing.empty() || !std::isfinite(v) || v <= 0) {
       r.status = "no-value";
-      r.reason = missing;
-    } else if (!std::isfinite(v) || v <= 0) {
-      r.simulated = v;
-      r.status = "no-value";
-      r.reason = "simulated value " + check::format_number(v) + " is not a positive number";
+      if (missing.empty()) r.simulated = v;
+      r.reason = !missing.empty()
+                     ? missing
+                     : "simulated value " + check::format_number(v) + " is not a positive number";
+      if (row->max_error) ++s.failed;  // a bounded row must have a value: a broken run fails
     } else {
       r.simulated = v;
       r.ratio = v / row->measured;
@@ -100,7 +100,7 @@ SourceScore score(const Source& src, const std::vector<const Row*>& rows,
         r.status = "within";
       } else {
         r.status = "outside";
-        ++s.outside;
+        ++s.failed;
       }
     }
     s.rows.push_back(r);
@@ -172,14 +172,14 @@ void print_report(std::ostream& out, const std::vector<SourceScore>& scores, Sub
     for (const auto& rc : s.ranks)
       out << "; Spearman " << rc.metric << " (" << rc.n
           << " rows): " << (std::isnan(rc.spearman) ? "n/a" : fixed(rc.spearman, 2));
-    if (s.outside) out << "; " << s.outside << " OUTSIDE their bound";
+    if (s.failed) out << "; " << s.failed << " FAILED their bound";
     out << "\n\n";
   }
-  std::size_t scored = 0, outside = 0, total = 0;
+  std::size_t scored = 0, failed = 0, total = 0;
   double sum = 0;
   for (const auto& s : scores) {
     total += s.rows.size();
-    outside += s.outside;
+    failed += s.failed;
     for (const auto& r : s.rows)
       if (r.error) {
         sum += *r.error;
@@ -189,7 +189,7 @@ void print_report(std::ostream& out, const std::vector<SourceScore>& scores, Sub
   out << "validate: " << scores.size() << " source(s), " << scored << " of " << total
       << " rows compared";
   if (scored) out << ", geomean error x" << fixed(std::exp(sum / static_cast<double>(scored)), 2);
-  out << ", " << outside << " outside their bound\n";
+  out << ", " << failed << " failed their bound\n";
 }
 
 ordered_json report_json(const std::vector<SourceScore>& scores, Subset subset) {
@@ -197,7 +197,7 @@ ordered_json report_json(const std::vector<SourceScore>& scores, Subset subset) 
   j["format"] = kReportFormat;
   j["subset"] = subset_name(subset);
   j["sources"] = ordered_json::array();
-  std::size_t scored = 0, outside = 0, total = 0;
+  std::size_t scored = 0, failed = 0, total = 0;
   double sum = 0;
   for (const auto& s : scores) {
     const Source& src = *s.source;
@@ -235,7 +235,7 @@ ordered_json report_json(const std::vector<SourceScore>& scores, Subset subset) 
     ordered_json sum_j;
     sum_j["rows"] = s.rows.size();
     sum_j["compared"] = s.scored;
-    sum_j["outside"] = s.outside;
+    sum_j["failed"] = s.failed;
     sum_j["geomean_error_factor"] = num_or_null(s.geomean_error_factor);
     sum_j["rank_correlation"] = ordered_json::array();
     for (const auto& rc : s.ranks)
@@ -243,7 +243,7 @@ ordered_json report_json(const std::vector<SourceScore>& scores, Subset subset) 
           {{"metric", rc.metric}, {"n", rc.n}, {"spearman", num_or_null(rc.spearman)}});
     o["summary"] = sum_j;
     j["sources"].push_back(o);
-    outside += s.outside;
+    failed += s.failed;
     for (const auto& r : s.rows)
       if (r.error) {
         sum += *r.error;
@@ -253,7 +253,7 @@ ordered_json report_json(const std::vector<SourceScore>& scores, Subset subset) 
   j["summary"] = {
       {"rows", total},
       {"compared", scored},
-      {"outside", outside},
+      {"failed", failed},
       {"geomean_error_factor",
        scored ? ordered_json(std::exp(sum / static_cast<double>(scored))) : ordered_json(nullptr)}};
   return j;

@@ -43,7 +43,8 @@ struct SourceScore {
   /// exp(mean |ln(sim/measured)|) over scored rows: the geometric mean of the error factors.
   std::optional<double> geomean_error_factor;
   std::vector<RankCorrelation> ranks;  ///< per metric with at least 3 scored rows
-  std::size_t outside = 0;
+  /// Bounded rows (max_error) outside their bound or without a value: `uvmsim validate` exits 1.
+  std::size_t failed = 0;
 };
 
 /// The value of metric `m` of run `r`, or nullopt (run failed / no such numeric metric), with
