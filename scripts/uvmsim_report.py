@@ -12,6 +12,12 @@ PNG and SVG, into OUT_DIR:
   runtime_vs_oversub   runtime against oversubscription, one line per policy
 plus index.html showing them. Uses only the standard library, numpy and matplotlib
 (Debian: python3-matplotlib). See docs/sweeps.md, "Reports".
+
+    uvmsim_report.py VALIDATION.json OUT_DIR
+
+With the JSON output of `uvmsim validate --json` instead of a sweep directory, draws simulated vs
+measured scatter plots (all sources on one log-log plot, then one per source) with the y = x line
+and a factor-of-two band, plus index.html (docs/validation.md).
 """
 
 import csv
@@ -369,9 +375,104 @@ def summary_table(sw, gpu):
     return "\n".join(out)
 
 
+VALIDATE_FORMAT = "uvmsim-validate/1"
+
+
+def scatter(ax, points, title):
+    """points: [(measured, simulated, label, colour)] on log-log axes with y = x and a 2x band."""
+    vals = [v for p in points for v in p[:2]]
+    lo, hi = min(vals) / 3, max(vals) * 3
+    ax.fill_between([lo, hi], [lo / 2, hi / 2], [lo * 2, hi * 2], color="#eeeeee",
+                    label="within a factor of 2")
+    ax.plot([lo, hi], [lo, hi], color="#888888", linewidth=1, label="simulated = measured")
+    seen = set()
+    for m, sim, label, colour in points:
+        ax.scatter([m], [sim], color=colour, s=22, zorder=3,
+                   label=None if label in seen else label)
+        seen.add(label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("measured on the real GPU (published)")
+    ax.set_ylabel("simulated")
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="upper left")
+
+
+def validation_report(path, out_dir):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        die("%s: cannot read validation results (%s)" % (path, e))
+    if doc.get("format") != VALIDATE_FORMAT:
+        die("%s: format: expected %s (the output of `uvmsim validate --json`)" % (path, VALIDATE_FORMAT))
+    os.makedirs(out_dir, exist_ok=True)
+    plt.rcParams.update({"font.size": 9, "axes.titleweight": "bold", "svg.fonttype": "none"})
+    written, items = [], []
+    sources = [s for s in doc["sources"] if any(r["simulated"] for r in s["rows"])]
+    palette = colors(max(len(sources), 1))
+
+    def compared(s):
+        return [(r["measured"], r["simulated"], r) for r in s["rows"]
+                if r["error"] is not None and r["simulated"] and r["simulated"] > 0]
+
+    everything = []
+    for i, s in enumerate(sources):
+        everything += [(m, sim, s["source"], palette[i]) for m, sim, _ in compared(s)]
+    if everything:
+        fig, ax = plt.subplots(figsize=(6.5, 6))
+        scatter(ax, everything, "Simulated vs measured, all sources (%s subset)" % doc["subset"])
+        save(fig, out_dir, "validation_all", written)
+        items.append(("validation_all", "Every compared row: x = published measurement, y = "
+                      "simulation. Rows of different quantities share the axes; the grey band is "
+                      "a factor of two."))
+    for i, s in enumerate(sources):
+        rows = compared(s)
+        if not rows:
+            continue
+        metrics = sorted(set(r["metric"] for _, _, r in rows))
+        mcol = dict(zip(metrics, colors(len(metrics))))
+        fig, ax = plt.subplots(figsize=(6.5, 6))
+        scatter(ax, [(m, sim, r["metric"], mcol[r["metric"]]) for m, sim, r in rows],
+                s["source"] + " on " + s["preset"])
+        name = "validation_" + "".join(c if c.isalnum() else "_" for c in s["source"])
+        save(fig, out_dir, name, written)
+        summ = s["summary"]
+        gm = summ["geomean_error_factor"]
+        items.append((name, "%s. %s. Geomean error factor %s over %d rows." % (
+            html.escape(s["title"]), html.escape(s["citation"].get("where", "")),
+            "x%.2f" % gm if gm else "n/a", summ["compared"])))
+    figs = "\n".join('<figure id="%s"><a href="%s.svg"><img src="%s.png" alt="%s"></a>'
+                     '<figcaption>%s (<a href="%s.svg">SVG</a>)</figcaption></figure>'
+                     % (n, n, n, n, c, n) for n, c in items)
+    page = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>uvmsim validation</title>
+<style>body { font-family: sans-serif; margin: 2em; max-width: 1000px; }
+figure { margin: 2em 0; } img { max-width: 100%%; border: 1px solid #ddd; }
+figcaption { color: #444; font-size: 0.9em; }</style></head><body>
+<h1>Simulated vs measured (%s subset)</h1>
+<p>%d of %d rows compared; geomean error factor %s. Data: <a href="%s">%s</a>.</p>
+%s
+</body></html>
+""" % (html.escape(doc["subset"]), doc["summary"]["compared"], doc["summary"]["rows"],
+       "x%.2f" % doc["summary"]["geomean_error_factor"] if doc["summary"]["geomean_error_factor"] else "n/a",
+       html.escape(os.path.relpath(path, out_dir)), html.escape(os.path.basename(path)), figs)
+    index = os.path.join(out_dir, "index.html")
+    with open(index + ".tmp", "w") as f:
+        f.write(page)
+    os.replace(index + ".tmp", index)
+    for w in written:
+        print("wrote " + w)
+
+
 def main():
     if len(sys.argv) != 3:
-        die("usage: uvmsim_report.py SWEEP_DIR OUT_DIR")
+        die("usage: uvmsim_report.py SWEEP_DIR|VALIDATION.json OUT_DIR")
+    if os.path.isfile(sys.argv[1]):
+        validation_report(sys.argv[1], sys.argv[2])
+        return
     sweep_dir, out_dir = sys.argv[1], sys.argv[2]
     sw = Sweep(sweep_dir)
     os.makedirs(out_dir, exist_ok=True)

@@ -1,5 +1,6 @@
 #include "sim/check/relation.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -11,14 +12,30 @@
 namespace uvmsim::check {
 
 struct Relation::Node {
-  enum class Kind { Number, Ref, Binary } kind = Kind::Number;
+  enum class Kind { Number, Ref, Binary, Call } kind = Kind::Number;
   double number = 0;
   std::size_t ref = 0;  ///< index into refs_
   char op = 0;
   std::shared_ptr<const Node> a, b;
+  std::string function;                           ///< Call: geomean, mean, min, max
+  std::vector<std::shared_ptr<const Node>> args;  ///< Call: its arguments
 };
 
 namespace {
+
+// Functions over a list of values. A name from this list is a function, never a metric.
+bool is_function(const std::string& name) {
+  return name == "geomean" || name == "mean" || name == "min" || name == "max";
+}
+
+double apply_function(const std::string& f, const std::vector<double>& v) {
+  if (f == "min") return *std::min_element(v.begin(), v.end());
+  if (f == "max") return *std::max_element(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += f == "geomean" ? (x > 0 ? std::log(x) : NAN) : x;
+  const double m = sum / static_cast<double>(v.size());
+  return f == "geomean" ? std::exp(m) : m;
+}
 
 class Parser {
  public:
@@ -103,6 +120,7 @@ class Parser {
                                   s_[pos_] == '_' || s_[pos_] == '.'))
         ++pos_;
       const std::string metric = s_.substr(start, pos_ - start);
+      if (is_function(metric)) return call(metric);
       if (!eat('(')) fail("expected '(' and a run name after metric '" + metric + "'");
       const std::size_t rs = pos_;
       while (pos_ < s_.size() && s_[pos_] != ')') ++pos_;
@@ -119,6 +137,18 @@ class Parser {
       return n;
     }
     fail(std::string("unexpected '") + c + "'");
+  }
+  // FUNCTION '(' sum (',' sum)* ')', the name already read.
+  NodeP call(const std::string& name) {
+    if (!eat('(')) fail("expected '(' after function " + name);
+    auto n = std::make_shared<Relation::Node>();
+    n->kind = Relation::Node::Kind::Call;
+    n->function = name;
+    do {
+      n->args.push_back(sum());
+    } while (eat(','));
+    if (!eat(')')) fail("expected ',' or ')' in the arguments of " + name);
+    return n;
   }
 
   const std::string& s_;
@@ -137,6 +167,16 @@ double eval(const Relation::Node& n, const std::vector<double>& vals, std::strin
     case Relation::Node::Kind::Ref:
       shown += format_number(vals[n.ref]);
       return vals[n.ref];
+    case Relation::Node::Kind::Call: {
+      shown += n.function + "(";
+      std::vector<double> args;
+      for (const auto& a : n.args) {
+        if (!args.empty()) shown += ", ";
+        args.push_back(eval(*a, vals, shown));
+      }
+      shown += ")";
+      return apply_function(n.function, args);
+    }
     case Relation::Node::Kind::Binary: {
       const bool product = n.op == '*' || n.op == '/';
       const bool paren = in_product && !product;
@@ -205,6 +245,22 @@ Relation::Outcome Relation::evaluate(const std::function<double(const Ref&)>& va
   else
     o.holds = a != b;
   return o;
+}
+
+Expression Expression::parse(const std::string& text, const std::string& where) {
+  Expression e;
+  e.text_ = text;
+  Parser p(text, where, e.refs_);
+  e.root_ = p.sum();
+  if (!p.at_end()) p.fail("unexpected text after the expression");
+  return e;
+}
+
+double Expression::evaluate(const std::function<double(const Relation::Ref&)>& value) const {
+  std::vector<double> vals;
+  for (const auto& r : refs_) vals.push_back(value(r));
+  std::string shown;  // not needed, but eval() writes it as it goes
+  return eval(*root_, vals, shown);
 }
 
 }  // namespace uvmsim::check

@@ -23,6 +23,7 @@ const std::vector<Command>& commands() {
       {"sweep", "run a sweep spec on local cores or Slurm, resumably", cmd_sweep},
       {"report", "figures and an HTML page from a sweep's results", cmd_report},
       {"check", "check policy behaviour against an expectation file", cmd_check},
+      {"validate", "compare simulated with published real-GPU measurements", cmd_validate},
   };
   return cmds;
 }

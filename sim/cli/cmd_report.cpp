@@ -8,9 +8,9 @@
 
 #include <boost/program_options.hpp>
 
+#include "core/error.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
-#include "core/error.h"
 #include "sim/sweep/process.h"
 
 namespace uvmsim::cli {
@@ -47,11 +47,14 @@ std::string last_line(std::string s) {
 
 int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
   po::options_description desc(
-      "usage: uvmsim report DIR [--out DIR] [--python PATH]\n\n"
+      "usage: uvmsim report DIR|VALIDATION.json [--out DIR] [--python PATH]\n\n"
       "Draws paper-style figures from a sweep's results (DIR/results.csv, DIR/sweep.json):\n"
       "normalized runtime per workload and policy with a geomean group, page faults,\n"
       "evictions, host-link traffic by cause, and runtime vs oversubscription, each as PNG and\n"
-      "SVG, plus an index.html that shows them. Needs python3 with matplotlib (Debian:\n"
+      "SVG, plus an index.html that shows them. Given the JSON of `uvmsim validate --json`\n"
+      "instead, draws simulated vs measured scatter plots (docs/validation.md); the default\n"
+      "output directory is then FILE's name without .json, plus -report.\n"
+      "Needs python3 with matplotlib (Debian:\n"
       "python3-matplotlib, installed by scripts/setup.sh).\n\noptions");
   desc.add_options()("help,h", "show this help")("out,o", po::value<std::string>(),
                                                  "output directory (default: DIR/report)")(
@@ -71,11 +74,16 @@ int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
   if (!vm.count("dir")) throw UserError("missing sweep directory (uvmsim report DIR)");
   const fs::path dir = vm["dir"].as<std::string>();
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw UserError(dir.string() + ": not a directory");
-  if (!fs::exists(dir / "results.csv", ec))
+  // A regular file is the output of `uvmsim validate --json`; the script checks its format.
+  const bool validation = fs::is_regular_file(dir, ec);
+  if (!validation && !fs::is_directory(dir, ec))
+    throw UserError(dir.string() + ": not a directory or a validation results file");
+  if (!validation && !fs::exists(dir / "results.csv", ec))
     throw UserError((dir / "results.csv").string() + ": not found (run `uvmsim sweep SPEC --out " +
                     dir.string() + "` first)");
-  const fs::path report = vm.count("out") ? fs::path(vm["out"].as<std::string>()) : dir / "report";
+  const fs::path report = vm.count("out") ? fs::path(vm["out"].as<std::string>())
+                          : validation    ? dir.parent_path() / (dir.stem().string() + "-report")
+                                          : dir / "report";
 
   std::string python = "/usr/bin/python3";
   if (const char* p = std::getenv("UVMSIM_PYTHON"); p && *p) python = p;

@@ -29,6 +29,7 @@ int cmd_calibrate(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_sweep(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_report(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_check(const Args& args, std::ostream& out, std::ostream& err);
+int cmd_validate(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_gpus(const Args& args, std::ostream& out, std::ostream& err);
 
 const std::vector<Command>& commands();
