@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/json_input.h"
 #include "core/units.h"
 
 namespace uvmsim {
@@ -427,13 +428,12 @@ void SimConfig::set(const std::string& key, const json& value, const std::string
 }
 
 void SimConfig::set_from_string(const std::string& assignment, const std::string& where) {
+  require_utf8(assignment, where);  // keys and values end up in JSON output
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw UserError(where + ": expected KEY=VALUE, got '" + assignment + "'");
   const std::string key = assignment.substr(0, eq), val = assignment.substr(eq + 1);
-  json v = json::parse(val, nullptr, /*allow_exceptions=*/false);
-  if (v.is_discarded()) v = val;
-  set(key, v, where);
+  set(key, parse_json_or_text(val, where + ": " + key), where);
 }
 
 const std::vector<std::string>& provenance_kinds() {
@@ -547,12 +547,8 @@ std::vector<std::string> SimConfig::preset_names() {
 
 SimConfig SimConfig::from_preset(const std::string& name_or_path) {
   const auto path = find_preset(name_or_path);
-  std::ifstream in(path);
-  if (!in) throw UserError(path.string() + ": cannot open");
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw UserError(path.string() + ": not valid JSON");
   SimConfig c;
-  c.apply_json(j, path.string());
+  c.apply_json(read_json_file(path), path.string());
   return c;
 }
 

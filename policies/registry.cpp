@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <map>
 
+#include "core/error.h"
 #include "policies/policy.h"
 #include "policies/prefetch/combined.h"
-#include "core/error.h"
 
 namespace uvmsim {
 
@@ -98,7 +98,7 @@ json resolve_params(const std::string& policy, const std::vector<PolicyKnob>& kn
   if (given.is_object()) {
     for (const auto& [key, v] : given.items()) {
       const auto it = std::find_if(knobs.begin(), knobs.end(),
-                                   [&](const PolicyKnob& k) { return k.name == key; });
+                                   [&key = key](const PolicyKnob& k) { return k.name == key; });
       const std::string full = "policy." + policy + "." + key;
       if (it == knobs.end()) unknown_knob(source_of(cfg, full), policy, key, kp);
       out[key] = it->check(v, source_of(cfg, full), full);
@@ -198,8 +198,8 @@ void validate_policy_params(const SimConfig& cfg) {
     if (!section.is_object()) throw UserError(where, "policy." + policy, "expected an object");
     for (const auto& [key, v] : section.items()) {
       const std::string full = "policy." + policy + "." + key;
-      const auto it =
-          std::find_if(knobs.begin(), knobs.end(), [&](auto* k) { return k->name == key; });
+      const auto it = std::find_if(knobs.begin(), knobs.end(),
+                                   [&key = key](auto* k) { return k->name == key; });
       if (it == knobs.end()) unknown_knob(source_of(cfg, full), policy, key, knobs);
       (*it)->check(v, source_of(cfg, full), full);
     }

@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "core/error.h"
+#include "core/units.h"
 
 namespace uvmsim {
 
@@ -18,8 +19,18 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
     r.base = a.base;
     r.managed = a.managed;
     r.host_pinned = a.host_pinned;
-    // The runtime allocates managed memory in whole 4 KB pages at least.
-    std::uint64_t size = (a.size + kPageSize - 1) & ~(kPageSize - 1);
+    // Blocks are 2 MB windows and the last one must not wrap around (metadata validation only
+    // guarantees that base + size fits in 64 bits).
+    constexpr Addr kTop = ~Addr{0} - kBlockSize + 1;
+    if (a.base + a.size > kTop) {
+      throw UserError(
+          "trace metadata", "allocations",
+          "allocation '" + a.name + "' ends within 2 MB of the top of the address space");
+    }
+    // The runtime allocates memory in whole 4 KB pages: the range covers every page the requested
+    // bytes touch. With an unaligned base that includes a partial last page, which must be a page
+    // of the block like any other (left out, a fault on it is never serviced).
+    std::uint64_t size = ((a.base + a.size + kPageSize - 1) & ~(kPageSize - 1)) - a.base;
     if (a.managed && tail_pow2) {
       const std::uint64_t tail = (a.base + size) & (kBlockSize - 1);
       if (tail != 0 && (a.base & (kBlockSize - 1)) == 0) {
@@ -44,6 +55,12 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
     r.first_block = static_cast<std::uint32_t>(blocks_.size());
     if (r.size == 0) continue;
     const Addr end = r.base + r.size;
+    const std::uint64_t n = ((end - 1) >> kBlockShift) - (r.base >> kBlockShift) + 1;
+    if (n > kMaxBlocks - blocks_.size()) {
+      throw UserError("trace metadata", "allocations",
+                      "the allocations span more than " + format_bytes(kMaxBlocks * kBlockSize) +
+                          " of 2 MB VA blocks, the most the simulator keeps state for");
+    }
     for (Addr w = r.base & ~(kBlockSize - 1); w < end; w += kBlockSize) {
       VaBlock b;
       b.id = static_cast<std::uint32_t>(blocks_.size());
