@@ -11,6 +11,8 @@ PKGS=(build-essential cmake ninja-build pkg-config
       libzstd-dev nlohmann-json3-dev
       googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format
       libnlopt-cxx-dev libsqlite3-dev
+      # the libFuzzer targets of fuzz/ (scripts/fuzz.sh, run briefly by scripts/test.sh)
+      clang libclang-rt-14-dev
       # uvmsim report draws with matplotlib; the Slurm backend's tests run a real local
       # cluster (slurmctld + slurmd + munged, started by scripts/slurm-local.sh)
       python3 python3-matplotlib slurm-wlm munge)
