@@ -8,12 +8,13 @@
 
 #include <boost/program_options.hpp>
 
-#include "policies/policy.h"
-#include "sim/cli/commands.h"
 #include "core/config.h"
 #include "core/error.h"
-#include "sim/simulator.h"
 #include "core/units.h"
+#include "policies/policy.h"
+#include "policies/registry.h"
+#include "sim/cli/commands.h"
+#include "sim/simulator.h"
 
 namespace uvmsim::cli {
 

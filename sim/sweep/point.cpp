@@ -6,11 +6,12 @@
 #include <cmath>
 #include <ctime>
 
-#include "policies/policy.h"
 #include "core/error.h"
+#include "core/units.h"
+#include "policies/policy.h"
+#include "policies/registry.h"
 #include "sim/simulator.h"
 #include "sim/sweep/files.h"
-#include "core/units.h"
 
 namespace uvmsim::sweep {
 
