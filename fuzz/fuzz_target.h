@@ -45,9 +45,9 @@ struct Registrar {
   explicit Registrar(Target t);
 };
 
-/// Runs `parse` and enforces the bad-input contract: a UserError must be one non-empty line that
-/// contains `must_name` (the input file's name; empty: not checked). Any other exception becomes
-/// a Finding.
+/// Runs `parse` and enforces the bad-input contract: a UserError, as the CLI prints it (one line,
+/// core/one_line.h), must be non-empty and contain `must_name` (the input file's name; empty: not
+/// checked). Any other exception becomes a Finding.
 void expect_clean(const std::function<void()>& parse, const std::string& must_name);
 
 /// A scratch file for parsers that take a path, private to this process and reused by every

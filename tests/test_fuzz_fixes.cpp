@@ -376,5 +376,14 @@ TEST(FuzzFixes, SetValuesMustBeUtf8) {
   EXPECT_EQ(r.err, "uvmsim run: error: --set: not valid UTF-8 (byte 10)\n");
 }
 
+// nvprof CSV cells, relations and --set keys are quoted in error messages and may hold line
+// breaks: the CLI prints every error on one line (control characters as '?').
+TEST(FuzzFixes, ErrorsArePrintedOnOneLine) {
+  const auto r = cli({"run", "--gpu", "gtx1080ti", "--trace", "none.uvt", "--set", "gpu.na\nme=1"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("gpu.na?me"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace uvmsim::test

@@ -83,6 +83,8 @@ TEST(FuzzTargets, EveryTargetHasSavedInputs) {
 TEST(FuzzTargets, TheContractIsEnforced) {
   // A one-line UserError naming the input passes; anything else is a finding.
   EXPECT_NO_THROW(fuzz::expect_clean([] { throw UserError("in.json", "x", "bad"); }, "in.json"));
+  // Printed by the CLI with its line break as '?': one line.
+  EXPECT_NO_THROW(fuzz::expect_clean([] { throw UserError("in.json: a\nb"); }, "in.json"));
   EXPECT_THROW(fuzz::expect_clean([] { throw UserError("other.json: bad"); }, "in.json"),
                fuzz::Finding);
   EXPECT_THROW(fuzz::expect_clean([] { throw std::out_of_range("vector"); }, ""), fuzz::Finding);
