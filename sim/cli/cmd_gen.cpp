@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <ostream>
 
-#include "sim/cli/commands.h"
-#include "sim/cli/options.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "sim/cli/commands.h"
+#include "sim/cli/options.h"
 #include "traces/generators/generator.h"
 #include "traces/trace.h"
 
@@ -134,6 +134,14 @@ int cmd_gen(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   out << "wrote " << output << ": " << name << ", " << reader.launches().size() << " launch(es), "
       << tbs << " threadblocks, " << records << " records, " << format_bytes(reader.file_bytes())
       << "\n";
+  // What the program allocates, which generators round to their problem's shape (a power-of-two
+  // graph, a matrix order, ...), so it can differ from --footprint.
+  std::uint64_t managed = 0, allocs = 0;
+  for (const trace::Allocation& a : reader.metadata().allocations) {
+    if (a.managed) managed += a.size, ++allocs;
+  }
+  out << "footprint: " << managed << " bytes (" << format_bytes(managed) << ") in " << allocs
+      << " managed allocation(s); --footprint " << format_bytes(footprint) << "\n";
   char speed[96];
   std::snprintf(speed, sizeof speed, "generation: %.3f s, %.2f M records/s\n", secs,
                 secs > 0 ? static_cast<double>(records) / secs / 1e6 : 0.0);

@@ -124,9 +124,11 @@ Job submit(const std::vector<const PointSpec*>& todo, const ResultStore& store,
 
   const Captured c = run_capture({"sbatch", "--parsable", script.string()});
   if (!c.status.ok())
-    throw UserError("sbatch " + script.string() + ": " + c.status.describe() + ": " +
-                    trim(c.output) +
-                    (c.status.code == 127 ? " (is Slurm installed and SLURM_CONF set?)" : ""));
+    throw UserError(
+        "sbatch " + script.string() + ": " + c.status.describe() + ": " + trim(c.output) +
+        (c.status.code == 127 ? " (sbatch not found: install the Slurm client tools, Debian "
+                                "package slurm-client, and set SLURM_CONF)"
+                              : ""));
   // --parsable prints "<jobid>" or "<jobid>;<cluster>", possibly after warnings.
   std::string out = trim(c.output);
   if (const auto nl = out.rfind('\n'); nl != std::string::npos) out = out.substr(nl + 1);
