@@ -16,7 +16,11 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
     VaRange r;
     r.alloc_id = a.id;
     r.name = a.name;
-    r.base = a.base;
+    // The runtime allocates memory in whole 4 KB pages: the range covers every page the requested
+    // bytes touch, from the page holding the first byte. With an unaligned base the partial first
+    // and last pages must be pages of the range like any other: a fault's page address below the
+    // range's base, or a page left out at its end, is never serviced and `run` never ends.
+    r.base = a.base & ~(kPageSize - 1);
     r.managed = a.managed;
     r.host_pinned = a.host_pinned;
     // Blocks are 2 MB windows and the last one must not wrap around (metadata validation only
@@ -27,13 +31,10 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
           "trace metadata", "allocations",
           "allocation '" + a.name + "' ends within 2 MB of the top of the address space");
     }
-    // The runtime allocates memory in whole 4 KB pages: the range covers every page the requested
-    // bytes touch. With an unaligned base that includes a partial last page, which must be a page
-    // of the block like any other (left out, a fault on it is never serviced).
-    std::uint64_t size = ((a.base + a.size + kPageSize - 1) & ~(kPageSize - 1)) - a.base;
+    std::uint64_t size = ((a.base + a.size + kPageSize - 1) & ~(kPageSize - 1)) - r.base;
     if (a.managed && tail_pow2) {
-      const std::uint64_t tail = (a.base + size) & (kBlockSize - 1);
-      if (tail != 0 && (a.base & (kBlockSize - 1)) == 0) {
+      const std::uint64_t tail = (r.base + size) & (kBlockSize - 1);
+      if (tail != 0 && (r.base & (kBlockSize - 1)) == 0) {
         const std::uint64_t rounded = std::max<std::uint64_t>(kBigPageSize, std::bit_ceil(tail));
         size += rounded - tail;
       }
