@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/json_input.h"
 #include "core/units.h"
 
 namespace uvmsim {
@@ -178,6 +179,7 @@ void SimConfig::set(const std::string& key, const json& value, const std::string
 }
 
 void SimConfig::set_from_string(const std::string& assignment, const std::string& where) {
+  require_utf8(assignment, where);  // keys and values end up in JSON output
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw UserError(where + ": expected KEY=VALUE, got '" + assignment + "'");
@@ -185,9 +187,8 @@ void SimConfig::set_from_string(const std::string& assignment, const std::string
   // JSON would skip white space around a number; as text, " 5" is not a number.
   const bool spaced = !val.empty() && (std::isspace(static_cast<unsigned char>(val.front())) ||
                                        std::isspace(static_cast<unsigned char>(val.back())));
-  json v = spaced ? json(nullptr) : json::parse(val, nullptr, /*allow_exceptions=*/false);
-  if (spaced || v.is_discarded()) v = val;
-  set(key, v, where);
+  if (spaced) require_utf8(val, where + ": " + key);
+  set(key, spaced ? json(val) : parse_json_or_text(val, where + ": " + key), where);
 }
 
 const std::vector<std::string>& provenance_kinds() {
@@ -307,12 +308,8 @@ std::vector<std::string> SimConfig::preset_names() {
 
 SimConfig SimConfig::from_preset(const std::string& name_or_path) {
   const auto path = find_preset(name_or_path);
-  std::ifstream in(path);
-  if (!in) throw UserError(path.string() + ": cannot open");
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw UserError(path.string() + ": not valid JSON");
   SimConfig c;
-  c.apply_json(j, path.string());
+  c.apply_json(read_json_file(path), path.string());
   // A curve has no meaningful default: without one every copy would take no time.
   for (const auto& k : knobs())
     if (k.knob.type() == Knob::Type::Curve && k.get(c, k.knob).empty())

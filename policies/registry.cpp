@@ -74,8 +74,8 @@ json resolve_params(const std::string& policy, const std::vector<Knob>& knobs, c
   for (const auto& k : knobs) kp.push_back(&k);
   if (given.is_object()) {
     for (const auto& [key, v] : given.items()) {
-      const auto it =
-          std::find_if(knobs.begin(), knobs.end(), [&](const Knob& k) { return k.name() == key; });
+      const auto it = std::find_if(knobs.begin(), knobs.end(),
+                                   [&key = key](const Knob& k) { return k.name() == key; });
       const std::string full = "policy." + policy + "." + key;
       if (it == knobs.end()) unknown_knob(source_of(cfg, full), policy, key, kp);
       out[key] = it->check(v, source_of(cfg, full), full);
@@ -186,8 +186,8 @@ void validate_policy_params(const SimConfig& cfg) {
     if (!section.is_object()) throw UserError(where, "policy." + policy, "expected an object");
     for (const auto& [key, v] : section.items()) {
       const std::string full = "policy." + policy + "." + key;
-      const auto it =
-          std::find_if(knobs.begin(), knobs.end(), [&](auto* k) { return k->name() == key; });
+      const auto it = std::find_if(knobs.begin(), knobs.end(),
+                                   [&key = key](auto* k) { return k->name() == key; });
       if (it == knobs.end()) unknown_knob(source_of(cfg, full), policy, key, knobs);
       (*it)->check(v, source_of(cfg, full), full);
     }

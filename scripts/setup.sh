@@ -13,6 +13,8 @@ PKGS=(build-essential cmake ninja-build pkg-config
       # optional in a user build (the build says what it skipped), required by the tests:
       # NLopt for calibrate's fit, SQLite for importing Nsight Systems exports
       libnlopt-cxx-dev libsqlite3-dev
+      # the libFuzzer targets of fuzz/ (scripts/fuzz.sh, run briefly by scripts/test.sh)
+      clang libclang-rt-14-dev
       # uvmsim report draws with matplotlib; the Slurm backend's tests run a real local
       # cluster (slurmctld + slurmd + munged, started by scripts/slurm-local.sh)
       python3 python3-matplotlib slurm-wlm munge

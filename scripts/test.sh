@@ -21,3 +21,9 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEB
 cmake --build build-asan --parallel "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --parallel "$jobs"
+
+echo "== libFuzzer targets of the parsers (clang), a few seconds each =="
+# docs/fuzzing.md. The targets that need the whole simulator instrumented (uvt_run, sweep_spec,
+# expectations, policy_params) run in campaigns (scripts/fuzz.sh --hours H); their saved inputs
+# are replayed by the test suites above.
+bash scripts/fuzz.sh --tier parsers --seconds 4

@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "core/error.h"
+#include "core/units.h"
 
 namespace uvmsim {
 
@@ -15,14 +16,25 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
     VaRange r;
     r.alloc_id = a.id;
     r.name = a.name;
-    r.base = a.base;
+    // The runtime allocates memory in whole 4 KB pages: the range covers every page the requested
+    // bytes touch, from the page holding the first byte. With an unaligned base the partial first
+    // and last pages must be pages of the range like any other: a fault's page address below the
+    // range's base, or a page left out at its end, is never serviced and `run` never ends.
+    r.base = a.base & ~(kPageSize - 1);
     r.managed = a.managed;
     r.host_pinned = a.host_pinned;
-    // The runtime allocates managed memory in whole 4 KB pages at least.
-    std::uint64_t size = (a.size + kPageSize - 1) & ~(kPageSize - 1);
+    // Blocks are 2 MB windows and the last one must not wrap around (metadata validation only
+    // guarantees that base + size fits in 64 bits).
+    constexpr Addr kTop = ~Addr{0} - kBlockSize + 1;
+    if (a.base + a.size > kTop) {
+      throw UserError(
+          "trace metadata", "allocations",
+          "allocation '" + a.name + "' ends within 2 MB of the top of the address space");
+    }
+    std::uint64_t size = ((a.base + a.size + kPageSize - 1) & ~(kPageSize - 1)) - r.base;
     if (a.managed && tail_pow2) {
-      const std::uint64_t tail = (a.base + size) & (kBlockSize - 1);
-      if (tail != 0 && (a.base & (kBlockSize - 1)) == 0) {
+      const std::uint64_t tail = (r.base + size) & (kBlockSize - 1);
+      if (tail != 0 && (r.base & (kBlockSize - 1)) == 0) {
         const std::uint64_t rounded = std::max<std::uint64_t>(kBigPageSize, std::bit_ceil(tail));
         size += rounded - tail;
       }
@@ -44,6 +56,12 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
     r.first_block = static_cast<std::uint32_t>(blocks_.size());
     if (r.size == 0) continue;
     const Addr end = r.base + r.size;
+    const std::uint64_t n = ((end - 1) >> kBlockShift) - (r.base >> kBlockShift) + 1;
+    if (n > kMaxBlocks - blocks_.size()) {
+      throw UserError("trace metadata", "allocations",
+                      "the allocations span more than " + format_bytes(kMaxBlocks * kBlockSize) +
+                          " of 2 MB VA blocks, the most the simulator keeps state for");
+    }
     for (Addr w = r.base & ~(kBlockSize - 1); w < end; w += kBlockSize) {
       VaBlock b;
       b.id = static_cast<std::uint32_t>(blocks_.size());

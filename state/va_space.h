@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "state/page_mask.h"
 #include "core/types.h"
+#include "state/page_mask.h"
 #include "traces/trace.h"
 
 namespace uvmsim {
@@ -102,6 +102,9 @@ class VaSpace {
   static constexpr std::uint32_t kNoRange = ~std::uint32_t{0};
   static constexpr std::uint32_t kSharedWindow = kNoRange - 1;
   static constexpr std::size_t kMaxWindowTable = std::size_t{1} << 22;  ///< 16 MB, 8 TB of VA
+  /// Per-block state is ~0.4 KB: 2^23 blocks (16 TiB of VA, more memory than any machine has to
+  /// back it) bound it to a few GB, and keep block ids well inside 32 bits.
+  static constexpr std::uint64_t kMaxBlocks = std::uint64_t{1} << 23;
   const VaRange* search_range(Addr va) const;
 
   std::vector<VaRange> ranges_;              ///< sorted by base

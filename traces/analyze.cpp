@@ -3,6 +3,7 @@
 #include "traces/analyze.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -50,25 +51,33 @@ void put_min(std::map<std::int64_t, std::uint64_t>& m, std::int64_t x, std::uint
   if (!fresh) it->second = std::min(it->second, v);
 }
 
-/// The polynomial of degree <= 2 with integer coefficients through every point, if there is one.
+/// The polynomial of degree <= 2 with int64 coefficients through every point, if there is one.
+/// Values come from the trace (up to 2^64 - 1 as unsigned, x up to 2^31): the arithmetic is done in
+/// 128 bits, where none of it can overflow, and a fit whose coefficients do not fit in 64 bits is
+/// no fit.
 std::optional<Poly> exact_fit(const std::map<std::int64_t, std::int64_t>& pts) {
+  __extension__ typedef __int128 Wide;
   if (pts.empty()) return Poly{};
-  std::vector<std::pair<std::int64_t, std::int64_t>> p(pts.begin(), pts.end());
-  auto fits = [&](const Poly& q) {
+  std::vector<std::pair<Wide, Wide>> p(pts.begin(), pts.end());
+  auto narrow = [](Wide v) { return v >= INT64_MIN && v <= INT64_MAX; };
+  auto fits = [&](Wide c, Wide b, Wide a) {
+    if (!narrow(c) || !narrow(b) || !narrow(a)) return false;
     for (const auto& [x, y] : p) {
-      const std::int64_t v = q.base + q.per_iteration * x + q.per_iteration_squared * x * x;
-      if (v != y) return false;
+      if (c + b * x + a * x * x != y) return false;
     }
     return true;
   };
-  if (fits(Poly{p[0].second})) return Poly{p[0].second};
+  auto poly = [](Wide c, Wide b, Wide a) {
+    return Poly{static_cast<std::int64_t>(c), static_cast<std::int64_t>(b),
+                static_cast<std::int64_t>(a)};
+  };
+  if (fits(p[0].second, 0, 0)) return poly(p[0].second, 0, 0);
   if (p.size() >= 2) {
     const auto [x0, y0] = p[0];
     const auto [x1, y1] = p[1];
     if ((y1 - y0) % (x1 - x0) == 0) {
-      const std::int64_t b = (y1 - y0) / (x1 - x0);
-      const Poly q{y0 - b * x0, b};
-      if (fits(q)) return q;
+      const Wide b = (y1 - y0) / (x1 - x0);
+      if (fits(y0 - b * x0, b, 0)) return poly(y0 - b * x0, b, 0);
     }
   }
   if (p.size() >= 3) {
@@ -76,16 +85,17 @@ std::optional<Poly> exact_fit(const std::map<std::int64_t, std::int64_t>& pts) {
     const auto [x0, y0] = p[0];
     const auto [x1, y1] = p[1];
     const auto [x2, y2] = p[2];
-    const std::int64_t d01 = x1 - x0, d02 = x2 - x0, d12 = x2 - x1;
-    const std::int64_t num_a = (y2 - y0) * d01 - (y1 - y0) * d02;
-    const std::int64_t den_a = d01 * d02 * d12;
+    const Wide d01 = x1 - x0, d02 = x2 - x0, d12 = x2 - x1;
+    const Wide num_a = (y2 - y0) * d01 - (y1 - y0) * d02;
+    const Wide den_a = d01 * d02 * d12;
     if (num_a % den_a == 0) {
-      const std::int64_t a = num_a / den_a;
-      const std::int64_t rest = (y1 - y0) - a * (x1 * x1 - x0 * x0);
-      if (rest % d01 == 0) {
-        const std::int64_t b = rest / d01;
-        const Poly q{y0 - b * x0 - a * x0 * x0, b, a};
-        if (fits(q)) return q;
+      const Wide a = num_a / den_a;
+      const Wide rest = (y1 - y0) - a * (x1 * x1 - x0 * x0);
+      if (narrow(a) && rest % d01 == 0) {
+        const Wide b = rest / d01;
+        if (narrow(b) && fits(y0 - b * x0 - a * x0 * x0, b, a)) {
+          return poly(y0 - b * x0 - a * x0 * x0, b, a);
+        }
       }
     }
   }
@@ -94,14 +104,16 @@ std::optional<Poly> exact_fit(const std::map<std::int64_t, std::int64_t>& pts) {
 
 /// Exact polynomial fit, or the maximum (an upper bound for every launch).
 Poly fit(const std::map<std::int64_t, std::uint64_t>& pts) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::int64_t>::max();
   std::map<std::int64_t, std::int64_t> s;
   std::uint64_t mx = 0;
   for (const auto& [x, y] : pts) {
-    s[x] = static_cast<std::int64_t>(y);
+    // Above INT64_MAX a value is out of the hints' range: the fit (or bound) uses INT64_MAX.
+    s[x] = static_cast<std::int64_t>(std::min(y, kMax));
     mx = std::max(mx, y);
   }
   if (auto q = exact_fit(s)) return *q;
-  return Poly{static_cast<std::int64_t>(mx)};
+  return Poly{static_cast<std::int64_t>(std::min(mx, kMax))};
 }
 
 /// The window [start(x), start(x) + span(x)) covering [lo(x), hi(x)) for every x, if the lowest
@@ -296,10 +308,18 @@ Hints profile_hints(TraceReader& reader) {
                           [](std::uint64_t a, const auto& p) { return a + p.second; });
       if (total >= t.first) t = {total, r.pattern};
       if (clean[{k.id, alloc}]) {
-        // Totals over listed refs must equal the sums of their fitted values.
-        (r.kind == AccessKind::Read ? u.reads : u.writes) =
-            (r.kind == AccessKind::Read ? u.reads : u.writes) + r.count;
-        u.bytes = u.bytes + r.count * static_cast<std::int64_t>(r.bytes);
+        // Totals over listed refs must equal the sums of their fitted values; sums beyond 64 bits
+        // cannot be written, and the allocation is then described by its totals alone.
+        try {
+          (r.kind == AccessKind::Read ? u.reads : u.writes) =
+              (r.kind == AccessKind::Read ? u.reads : u.writes) + r.count;
+          u.bytes = u.bytes + r.count * static_cast<std::int64_t>(r.bytes);
+        } catch (const PolyOverflow&) {
+          clean[{k.id, alloc}] = false;
+          std::erase_if(kh.refs, [alloc = alloc](const RefHint& x) { return x.alloc == alloc; });
+          u.iteration_dependent = false;
+          continue;
+        }
         u.iteration_dependent |= r.window.has_value();
         kh.refs.push_back(r);
       }

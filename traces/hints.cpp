@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
 
 #include "core/error.h"
+#include "core/json_input.h"
 #include "traces/json_fields.h"
 #include "traces/trace.h"
 
@@ -69,10 +71,39 @@ const char* to_string(HintSource s) { return s == HintSource::Static ? "static" 
 
 const char* to_string(AccessPattern p) { return kPatternNames[static_cast<std::size_t>(p)]; }
 
+namespace {
+
+std::int64_t add(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) throw PolyOverflow();
+  return r;
+}
+
+std::int64_t mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw PolyOverflow();
+  return r;
+}
+
+}  // namespace
+
 std::uint64_t Poly::at(std::int32_t iteration) const {
-  const std::int64_t it = iteration < 0 ? 0 : iteration;
-  const std::int64_t v = base + per_iteration * it + per_iteration_squared * it * it;
-  return v < 0 ? 0 : static_cast<std::uint64_t>(v);
+  // Exact in 128 bits: |coefficient| <= 2^63 and it^2 < 2^62, so each term is below 2^125.
+  __extension__ typedef __int128 Wide;
+  const Wide it = iteration < 0 ? 0 : iteration;
+  const Wide v = Wide{base} + Wide{per_iteration} * it + Wide{per_iteration_squared} * it * it;
+  if (v < 0) return 0;
+  constexpr Wide kMax = std::numeric_limits<std::int64_t>::max();
+  return static_cast<std::uint64_t>(v > kMax ? kMax : v);
+}
+
+Poly Poly::operator+(const Poly& o) const {
+  return {add(base, o.base), add(per_iteration, o.per_iteration),
+          add(per_iteration_squared, o.per_iteration_squared)};
+}
+
+Poly Poly::operator*(std::int64_t k) const {
+  return {mul(base, k), mul(per_iteration, k), mul(per_iteration_squared, k)};
 }
 
 Poly Poly::operator*(const Poly& o) const {
@@ -80,9 +111,9 @@ Poly Poly::operator*(const Poly& o) const {
       (o.per_iteration_squared != 0 && per_iteration != 0)) {
     throw std::logic_error("Poly product exceeds degree 2");
   }
-  return {base * o.base, base * o.per_iteration + per_iteration * o.base,
-          base * o.per_iteration_squared + per_iteration_squared * o.base +
-              per_iteration * o.per_iteration};
+  return {mul(base, o.base), add(mul(base, o.per_iteration), mul(per_iteration, o.base)),
+          add(add(mul(base, o.per_iteration_squared), mul(per_iteration_squared, o.base)),
+              mul(per_iteration, o.per_iteration))};
 }
 
 const UseHint* KernelHint::use(std::uint32_t alloc) const {
@@ -259,9 +290,14 @@ Hints Hints::from_json(const json& j, const std::string& where, const std::strin
         ref.window = IterationWindow{w.poly("start", true), w.poly("span", true)};
       }
       Sums& s = sums[ref.alloc];
-      (ref.kind == AccessKind::Read ? s.reads : s.writes) =
-          (ref.kind == AccessKind::Read ? s.reads : s.writes) + ref.count;
-      s.bytes = s.bytes + ref.count * ref.bytes;
+      try {
+        (ref.kind == AccessKind::Read ? s.reads : s.writes) =
+            (ref.kind == AccessKind::Read ? s.reads : s.writes) + ref.count;
+        s.bytes = s.bytes + ref.count * ref.bytes;
+      } catch (const PolyOverflow&) {
+        g.fail(g.field("count"),
+               "count x bytes, summed over this allocation's refs, overflows 64 bits");
+      }
       s.data_dependent |= ref.data_dependent;
       s.iteration_dependent |= ref.window.has_value();
       s.estimated |= ref.data_dependent || ref.conditional;
@@ -329,15 +365,8 @@ Hints Hints::from_json(const json& j, const std::string& where, const std::strin
 }
 
 Hints Hints::load(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw UserError(file.string(), "open", "cannot read the hints file");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw UserError(file.string(), "json", e.what());
-  }
-  return from_json(j, file.string());
+  if (!std::ifstream(file)) throw UserError(file.string(), "open", "cannot read the hints file");
+  return from_json(read_json_file(file), file.string());
 }
 
 void Hints::save(const std::filesystem::path& file) const {

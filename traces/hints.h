@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,7 +44,16 @@ const char* to_string(AccessPattern p);
 /// A quantity that may depend on the host-loop iteration `it` of the launch: a polynomial of
 /// degree <= 2, base + per_iteration * it + per_iteration_squared * it^2 (it = 0 for launches
 /// outside a loop). Triangular loop nests (lu, gramschmidt) give linear or quadratic counts in the
-/// outer induction variable. Negative results clamp to 0.
+/// outer induction variable. Negative results clamp to 0, results above INT64_MAX to INT64_MAX (so
+/// that adding two of them cannot wrap).
+///
+/// The coefficients come from files: arithmetic on them is checked, and a result that does not fit
+/// in 64 bits throws PolyOverflow rather than wrapping (signed overflow is undefined behaviour, and
+/// a wrapped count would silently change placement decisions).
+struct PolyOverflow : std::overflow_error {
+  PolyOverflow() : std::overflow_error("hint polynomial arithmetic overflows 64 bits") {}
+};
+
 struct Poly {
   std::int64_t base = 0;
   std::int64_t per_iteration = 0;
@@ -52,13 +62,8 @@ struct Poly {
   Poly(std::int64_t b, std::int64_t step = 0, std::int64_t sq = 0)  // NOLINT: implicit from int
       : base(b), per_iteration(step), per_iteration_squared(sq) {}
   std::uint64_t at(std::int32_t iteration) const;
-  Poly operator+(const Poly& o) const {
-    return {base + o.base, per_iteration + o.per_iteration,
-            per_iteration_squared + o.per_iteration_squared};
-  }
-  Poly operator*(std::int64_t k) const {
-    return {base * k, per_iteration * k, per_iteration_squared * k};
-  }
+  Poly operator+(const Poly& o) const;
+  Poly operator*(std::int64_t k) const;
   /// Product of two polynomials of degree <= 1 (throws std::logic_error beyond degree 2).
   Poly operator*(const Poly& o) const;
   bool operator==(const Poly&) const = default;

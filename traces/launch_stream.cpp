@@ -4,6 +4,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "core/error.h"
 #include "traces/trace.h"
 #include "traces/trace_codec.h"
 
@@ -31,6 +32,8 @@ struct LaunchStream::Impl {
   std::uint64_t next_tb = 0;
   std::uint64_t total = 0;
   std::uint32_t warps = 0;
+  // Records and accesses of the chunks loaded so far, checked against the index's totals.
+  codec::ChunkTotals seen;
   // unique_ptr keeps a Slot's address stable when `slots` grows.
   std::vector<std::unique_ptr<Slot>> slots;
   std::vector<std::uint32_t> free_slots;
@@ -48,6 +51,28 @@ struct LaunchStream::Impl {
     return static_cast<std::uint32_t>(slots.size() - 1);
   }
 
+  /// The index's per-launch totals size things before any chunk is read (trace info, OPT's
+  /// buckets): they must be what the chunks hold. Checked as each chunk loads, so a launch never
+  /// yields more records than its index entry announced.
+  void check_totals(const codec::ChunkTotals& chunk, bool last) {
+    const LaunchSummary& l = reader->launches()[launch];
+    auto fail = [&](const char* what, std::uint64_t index, const std::string& held) {
+      throw UserError(reader->display_name(), "index: launch " + std::to_string(launch),
+                      std::string("the index says ") + std::to_string(index) + " " + what +
+                          ", its chunks hold " + held);
+    };
+    if (chunk.records > l.records - seen.records) fail("records", l.records, "more");
+    if (chunk.accesses > l.accesses - seen.accesses) fail("accesses", l.accesses, "more");
+    seen.records += chunk.records;
+    seen.accesses += chunk.accesses;
+    if (last && seen.records != l.records) {
+      fail("records", l.records, std::to_string(seen.records));
+    }
+    if (last && seen.accesses != l.accesses) {
+      fail("accesses", l.accesses, std::to_string(seen.accesses));
+    }
+  }
+
   void load_next_chunk() {
     const std::uint32_t idx = acquire_slot();
     Slot& s = *slots[idx];
@@ -55,8 +80,10 @@ struct LaunchStream::Impl {
     try {
       reader->load_chunk(ci, s.buf);
       const ChunkInfo& c = reader->chunks()[ci];
+      codec::ChunkTotals totals;
       codec::parse_block_chunk(s.buf.data(), s.buf.size(), c.first, c.count, warps, s.tbs,
-                               &reader->display_name(), ci);
+                               &reader->display_name(), ci, &totals);
+      check_totals(totals, next_chunk + 1 == chunk_ids->size());
       s.first = c.first;
     } catch (...) {
       free_slots.push_back(idx);

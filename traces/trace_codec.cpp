@@ -209,6 +209,21 @@ Processor decode_processor(ByteReader& in) {
 
 }  // namespace
 
+namespace {
+
+/// VA and size of a prefetch, advice or CPU access: a range that wraps around the address space is
+/// corruption (the driver model would silently skip it).
+void decode_range(ByteReader& in, HostEvent& ev) {
+  ev.va = in.varint();
+  ev.size = in.varint();
+  if (ev.size > ~ev.va) {
+    in.fail(std::string(to_string(ev.type)) + " of " + std::to_string(ev.size) + " bytes at " +
+            std::to_string(ev.va) + " wraps around the 64-bit address space");
+  }
+}
+
+}  // namespace
+
 HostEvent decode_host_event(ByteReader& in) {
   HostEvent ev;
   const std::uint8_t type = in.u8();
@@ -220,22 +235,20 @@ HostEvent decode_host_event(ByteReader& in) {
     case HostEventType::KernelLaunch: {
       ev.kernel_id = in.varint32("kernel id");
       ev.launch_index = in.varint32("launch index");
+      // -1 is "not in a host loop"; other iterations count from 0 (the hints use the same range).
       const std::int64_t it = unzigzag(in.varint());
-      if (it < std::numeric_limits<std::int32_t>::min() ||
-          it > std::numeric_limits<std::int32_t>::max()) {
-        in.fail("iteration " + std::to_string(it) + " does not fit in 32 bits");
+      if (it < -1 || it > std::numeric_limits<std::int32_t>::max()) {
+        in.fail("iteration " + std::to_string(it) + " (must be -1, no loop, or 0..2147483647)");
       }
       ev.iteration = static_cast<std::int32_t>(it);
       break;
     }
     case HostEventType::MemPrefetch:
-      ev.va = in.varint();
-      ev.size = in.varint();
+      decode_range(in, ev);
       ev.device = decode_processor(in);
       break;
     case HostEventType::MemAdvise: {
-      ev.va = in.varint();
-      ev.size = in.varint();
+      decode_range(in, ev);
       const std::uint8_t advice = in.u8();
       if (advice > static_cast<std::uint8_t>(Advice::UnsetReadMostly)) {
         in.fail("unknown advice " + std::to_string(advice));
@@ -247,8 +260,7 @@ HostEvent decode_host_event(ByteReader& in) {
     case HostEventType::Synchronize:
       break;
     case HostEventType::CpuAccess: {
-      ev.va = in.varint();
-      ev.size = in.varint();
+      decode_range(in, ev);
       const std::uint8_t kind = in.u8();
       if (kind > static_cast<std::uint8_t>(AccessKind::Atomic)) {
         in.fail("unknown access kind " + std::to_string(kind));
@@ -263,8 +275,9 @@ HostEvent decode_host_event(ByteReader& in) {
 void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t first,
                        std::uint64_t count, std::uint32_t warps_per_block,
                        std::vector<TbEntry>& out, const std::string* where,
-                       std::uint64_t chunk_index) {
+                       std::uint64_t chunk_index, ChunkTotals* totals) {
   out.clear();
+  if (totals != nullptr) *totals = {};
   ByteReader in(data, data + size, where, "chunk", chunk_index);
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint64_t expect = first + i;
@@ -295,6 +308,23 @@ void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t
   }
   if (!in.at_end()) {
     in.fail(std::to_string(in.remaining()) + " trailing bytes after the last threadblock");
+  }
+  if (totals == nullptr) return;
+  // A second pass once the structure is known to be sound: errors come in the order of a reader
+  // that decodes the records as it goes (structure first, then records in threadblock and warp
+  // order), which is what the Python reader (python/uvmsim/records.py) reports too.
+  for (const TbEntry& e : out) {
+    ByteReader warps(data + e.begin, data + e.end, where, "chunk", chunk_index);
+    for (std::uint32_t w = 0; w < e.num_warps; ++w) {
+      const std::uint32_t records = warps.varint32("record count");
+      const std::uint64_t len = warps.varint();
+      const std::uint8_t* p = warps.pos();
+      warps.skip(len);
+      WarpStream s(p, p + len, records, e.va_base, where);
+      AccessRecord r;
+      while (s.next(r)) totals->accesses += r.repeat;
+      totals->records += records;
+    }
   }
 }
 

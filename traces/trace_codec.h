@@ -137,14 +137,22 @@ struct TbEntry {
   std::size_t end = 0;    ///< offset one past the threadblock
 };
 
+/// What a Blocks chunk holds, for checking the index's per-launch totals.
+struct ChunkTotals {
+  std::uint64_t records = 0;
+  std::uint64_t accesses = 0;  ///< records expanded by their repeat counts
+};
+
 /// Splits a decoded Blocks chunk into threadblocks, checking its structure: `count` threadblocks
 /// with ids first, first+1, ..., each with `warps_per_block` warps whose data lies inside the
 /// chunk, and no trailing bytes. Fills `out` (cleared; its capacity is reused).
+/// With `totals`, also decodes every record (so a malformed one is reported when the chunk is
+/// loaded) and returns the chunk's record and access counts.
 /// Errors name "chunk <chunk_index>".
 void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t first,
                        std::uint64_t count, std::uint32_t warps_per_block,
                        std::vector<TbEntry>& out, const std::string* where,
-                       std::uint64_t chunk_index);
+                       std::uint64_t chunk_index, ChunkTotals* totals = nullptr);
 
 /// CRC-32 (IEEE, as used by zip/PNG) via boost::crc_32_type.
 std::uint32_t crc32(const void* data, std::size_t n);

@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "core/error.h"
+#include "core/json_input.h"
 #include "traces/trace.h"
 #include "traces/trace_codec.h"
 
@@ -23,6 +25,51 @@ std::string hex32(std::uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%08x", v);
   return buf;
+}
+
+/// The most bytes a zstd frame's blocks can decompress to, read from the frame and block headers
+/// (RFC 8878 sections 3.1.1.1 and 3.1.1.2): raw and RLE blocks state their size, a compressed
+/// block yields at most 128 KiB. Nullopt if the headers are malformed or run past the data. This
+/// is what makes the frame's declared content size believable before a buffer that large is
+/// allocated. (zstd's own ZSTD_frameHeaderSize is not part of its stable API.)
+std::optional<std::uint64_t> frame_capacity(const std::uint8_t* p, std::size_t n) {
+  constexpr std::uint64_t kMaxBlock = 128 * 1024;
+  if (n < 5 || get_u32(p) != 0xFD2FB528u) return std::nullopt;
+  const std::uint8_t fhd = p[4];
+  const bool single_segment = (fhd >> 5) & 1;
+  static constexpr std::size_t kDictIdBytes[] = {0, 1, 2, 4};
+  static constexpr std::size_t kContentSizeBytes[] = {0, 2, 4, 8};
+  const std::size_t fcs_flag = fhd >> 6;
+  const std::size_t header = 5 + (single_segment ? 0 : 1) + kDictIdBytes[fhd & 3] +
+                             (fcs_flag == 0 && single_segment ? 1 : kContentSizeBytes[fcs_flag]);
+  if (n < header) return std::nullopt;
+  std::size_t pos = header;
+  std::uint64_t total = 0;
+  for (;;) {
+    if (n - pos < 3) return std::nullopt;
+    const std::uint32_t bh =
+        p[pos] | std::uint32_t{p[pos + 1]} << 8 | std::uint32_t{p[pos + 2]} << 16;
+    pos += 3;
+    const std::uint32_t size = bh >> 3;
+    std::size_t stored = size;  // bytes of the block in the frame
+    switch ((bh >> 1) & 3) {
+      case 0:  // raw
+        total += size;
+        break;
+      case 1:  // RLE: one byte, repeated `size` times
+        total += size;
+        stored = 1;
+        break;
+      case 2:  // compressed
+        total += kMaxBlock;
+        break;
+      default:
+        return std::nullopt;
+    }
+    if (n - pos < stored) return std::nullopt;
+    pos += stored;
+    if (bh & 1) return total;
+  }
 }
 
 }  // namespace
@@ -130,10 +177,19 @@ std::uint64_t TraceReader::Impl::read_header() {
   if (stored != computed) {
     fail("header", "CRC mismatch (stored " + hex32(stored) + ", computed " + hex32(computed) + ")");
   }
-  const auto json = nlohmann::json::parse(head.begin() + kHeaderFixedBytes, head.end() - 4,
-                                          /*cb=*/nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) fail("metadata", "invalid JSON");
-  meta = Metadata::from_json(json, name);
+  const std::string_view text(reinterpret_cast<const char*>(head.data()) + kHeaderFixedBytes,
+                              static_cast<std::size_t>(meta_len));
+  nlohmann::json j;
+  try {
+    j = parse_json(text, name + ": metadata");
+  } catch (const JsonTooDeep&) {
+    throw;
+  } catch (const UserError&) {
+    // The wording the Python reader (python/uvmsim/reader.py) gives too: its parser's reasons
+    // differ from nlohmann's.
+    fail("metadata", "invalid JSON");
+  }
+  meta = Metadata::from_json(j, name);
   return head.size();
 }
 
@@ -299,6 +355,15 @@ void TraceReader::load_chunk(std::size_t i, std::vector<std::uint8_t>& out) {
                         (frame_size == ZSTD_CONTENTSIZE_UNKNOWN ? std::string("no")
                                                                 : std::to_string(frame_size)) +
                         " uncompressed bytes, the index " + std::to_string(c.raw_bytes));
+  }
+  // Declared sizes are only claims: a 150 KB file can declare 4 GB. Nothing is allocated for more
+  // than the frame's blocks can actually produce.
+  const auto capacity = frame_capacity(r.compressed.data(), r.compressed.size());
+  if (!capacity) r.fail(field(), "zstd: truncated or malformed frame");
+  if (*capacity < c.raw_bytes) {
+    r.fail(field(), "zstd frame declares " + std::to_string(c.raw_bytes) +
+                        " uncompressed bytes but its blocks hold at most " +
+                        std::to_string(*capacity));
   }
   out.resize(c.raw_bytes);
   const std::size_t n =

@@ -204,6 +204,7 @@ std::uint32_t TraceWriter::begin_launch(std::uint32_t kernel_id, std::int32_t it
   const auto it = w.kernels.find(kernel_id);
   if (it == w.kernels.end())
     misuse("begin_launch of unknown kernel id " + std::to_string(kernel_id));
+  if (iteration < -1) misuse("begin_launch iteration " + std::to_string(iteration) + " < -1");
   const auto index = static_cast<std::uint32_t>(w.launches.size());
   HostEvent ev;
   ev.type = HostEventType::KernelLaunch;

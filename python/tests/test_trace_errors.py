@@ -240,7 +240,12 @@ LAUNCH = [0, 0, 0, 1]
     (host([4, 0, 0, 4], LAUNCH, [3]), "chunk 1: unknown access kind 4"),
     (host(CPU_WRITE, [0, 0, 1, 1], [3]), "chunk 1: kernel launch numbered 1, expected 0"),
     (host(CPU_WRITE, [0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x10], [3]),
-     "chunk 1: iteration 2147483648 does not fit in 32 bits"),
+     "chunk 1: iteration 2147483648 (must be -1, no loop, or 0..2147483647)"),
+    (host(CPU_WRITE, [0, 0, 0, 9], [3]),
+     "chunk 1: iteration -5 (must be -1, no loop, or 0..2147483647)"),
+    (host([1, 0x80, 0xE0] + [0xFF] * 7 + [0x01, 0x80, 0x40, 0], LAUNCH, [3]),
+     "chunk 1: MemPrefetch of 8192 bytes at 18446744073709547520 wraps around the 64-bit "
+     "address space"),
     (host(CPU_WRITE, [0, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 1], [3]),
      "chunk 1: kernel id 4294967296 at byte 1 does not fit in 32 bits"),
     (host(CPU_WRITE, LAUNCH, [3], [3]), "chunk 1: 1 trailing bytes after the last event"),
@@ -332,6 +337,12 @@ def u32(v):
     (LAUNCH0 + 8, u64(4), "index: launch 0: 4 threadblocks but kernel 'k' has a grid of 3"),
     (LAUNCH0 + 24, u64(1), "index: launch 0: fewer accesses than records"),
     (LAUNCH0 + 32, b"\x00", "index: 1 trailing bytes"),
+    # The per-launch totals must be what the chunks hold (checked as each chunk is read).
+    (LAUNCH0 + 16, u64(13) + u64(13), "index: launch 0: the index says 13 records, its chunks "
+     "hold 12"),
+    (LAUNCH0 + 16, u64(5) + u64(5), "index: launch 0: the index says 5 records, its chunks hold "
+     "more"),
+    (LAUNCH0 + 24, u64(20), "index: launch 0: the index says 20 accesses, its chunks hold 12"),
 ])
 def test_inconsistent_indexes(cli, tmp_path, offset, value, expected):
     data = small_trace(tmp_path / "v.uvt", chunk_raw_bytes=40)

@@ -268,6 +268,16 @@ def _decode_processor(r):
     r.fail(f"unknown processor id {raw}")
 
 
+def _decode_range(r, ev):
+    """VA and size of a prefetch, advice or CPU access: a range that wraps around the 64-bit
+    address space is corruption (as in the C++ reader)."""
+    ev.va = r.varint()
+    ev.size = r.varint()
+    if ev.size > U64_MAX - ev.va:
+        r.fail(f"{ev.type.name} of {ev.size} bytes at {ev.va} wraps around the 64-bit address "
+               "space")
+
+
 def decode_host_event(r):
     """Decodes and range-checks one host event at the cursor `r`."""
     t = r.u8()
@@ -278,24 +288,22 @@ def decode_host_event(r):
         ev.kernel_id = r.varint32("kernel id")
         ev.launch_index = r.varint32("launch index")
         it = unzigzag(r.varint())
-        if not -(1 << 31) <= it < (1 << 31):
-            r.fail(f"iteration {it} does not fit in 32 bits")
+        # -1 is "not in a host loop"; other iterations count from 0 (as in the C++ reader).
+        if not -1 <= it < (1 << 31):
+            r.fail(f"iteration {it} (must be -1, no loop, or 0..2147483647)")
         ev.iteration = it
     elif t == HostEventType.MemPrefetch:
-        ev.va = r.varint()
-        ev.size = r.varint()
+        _decode_range(r, ev)
         ev.device = _decode_processor(r)
     elif t == HostEventType.MemAdvise:
-        ev.va = r.varint()
-        ev.size = r.varint()
+        _decode_range(r, ev)
         advice = r.u8()
         if advice > Advice.UnsetReadMostly:
             r.fail(f"unknown advice {advice}")
         ev.advice = Advice(advice)
         ev.device = _decode_processor(r)
     elif t == HostEventType.CpuAccess:
-        ev.va = r.varint()
-        ev.size = r.varint()
+        _decode_range(r, ev)
         kind = r.u8()
         if kind > AccessKind.Atomic:
             r.fail(f"unknown access kind {kind}")

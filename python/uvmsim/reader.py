@@ -40,6 +40,73 @@ def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
 
 
+#: Deepest nesting of arrays and objects the C++ reader accepts (core/json_input.h).
+MAX_JSON_DEPTH = 128
+
+
+def _too_deep_at(text):
+    """Offset where `text` opens its 129th nested array or object (outside strings), or None."""
+    depth = 0
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return i
+        elif ch in "]}":
+            depth -= 1
+    return None
+
+
+def _frame_capacity(frame):
+    """The most bytes a zstd frame's blocks can decompress to, read from its frame and block
+    headers (RFC 8878, 3.1.1.1-2), or None if they are malformed: the C++ reader checks the
+    declared size against it before allocating (trace_reader.cpp, frame_capacity)."""
+    n = len(frame)
+    if n < 5 or get_u32(frame, 0) != 0xFD2FB528:
+        return None
+    fhd = frame[4]
+    single_segment = (fhd >> 5) & 1
+    fcs_flag = fhd >> 6
+    header = (5 + (0 if single_segment else 1) + (0, 1, 2, 4)[fhd & 3]
+              + (1 if fcs_flag == 0 and single_segment else (0, 2, 4, 8)[fcs_flag]))
+    if n < header:
+        return None
+    pos = header
+    total = 0
+    while True:
+        if n - pos < 3:
+            return None
+        bh = frame[pos] | frame[pos + 1] << 8 | frame[pos + 2] << 16
+        pos += 3
+        size = bh >> 3
+        stored = size
+        kind = (bh >> 1) & 3
+        if kind == 0:  # raw
+            total += size
+        elif kind == 1:  # RLE: one byte, repeated
+            total += size
+            stored = 1
+        elif kind == 2:  # compressed: at most 128 KiB
+            total += 128 * 1024
+        else:
+            return None
+        if n - pos < stored:
+            return None
+        pos += stored
+        if bh & 1:
+            return total
+
+
 @dataclass(frozen=True)
 class ChunkInfo:
     type: int  # CHUNK_HOST or CHUNK_BLOCKS
@@ -154,11 +221,24 @@ class Trace:
             self._fail("header",
                        f"CRC mismatch (stored {hex32(stored)}, computed {hex32(computed)})")
         try:
-            # NaN and Infinity are not JSON (Python's parser accepts them, nlohmann's does not).
-            j = json.loads(head[HEADER_FIXED_BYTES:-4].decode("utf-8"),
-                           parse_constant=_reject_constant)
-        except (UnicodeDecodeError, ValueError, RecursionError):
+            text = head[HEADER_FIXED_BYTES:-4].decode("utf-8")
+        except UnicodeDecodeError:
             self._fail("metadata", "invalid JSON")
+        # The C++ reader stops at the 129th level of nesting, unless a syntax error comes first.
+        deep = _too_deep_at(text)
+        try:
+            # NaN and Infinity are not JSON (Python's parser accepts them, nlohmann's does not).
+            j = json.loads(text, parse_constant=_reject_constant)
+        except json.JSONDecodeError as e:
+            if deep is not None and deep < e.pos:
+                self._fail("metadata", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+            self._fail("metadata", "invalid JSON")
+        except (ValueError, RecursionError):
+            if deep is not None:
+                self._fail("metadata", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+            self._fail("metadata", "invalid JSON")
+        if deep is not None:
+            self._fail("metadata", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
         self.metadata = Metadata.from_json(j, self.name)
         self.metadata_json = j
         return len(head)
@@ -283,6 +363,12 @@ class Trace:
             what = "no" if declared == -1 else str(declared)
             self._fail(field, f"zstd frame declares {what} uncompressed bytes, the index "
                               f"{c.raw_bytes}")
+        capacity = _frame_capacity(compressed)
+        if capacity is None:
+            self._fail(field, "zstd: truncated or malformed frame")
+        if capacity < c.raw_bytes:
+            self._fail(field, f"zstd frame declares {c.raw_bytes} uncompressed bytes but its "
+                              f"blocks hold at most {capacity}")
         # A decompression object stops after one frame and shows what follows it: a chunk is
         # exactly one frame (the C++ reader fails on a second one for lack of room).
         obj = self._dctx.decompressobj()
@@ -332,11 +418,33 @@ class Trace:
         if not 0 <= launch_index < len(self.launches):
             raise IndexError(f"{self.name}: launch {launch_index} does not exist (the trace has "
                              f"{len(self.launches)})")
-        k = self.metadata.kernel(self.launches[launch_index].kernel_id)
-        for ci in self._launch_chunks[launch_index]:
+        launch = self.launches[launch_index]
+        k = self.metadata.kernel(launch.kernel_id)
+        # The index's per-launch totals must be what the chunks hold, checked as each chunk is
+        # decoded (as the C++ LaunchStream does).
+        field = f"index: launch {launch_index}"
+        seen_records = seen_accesses = 0
+        chunk_ids = self._launch_chunks[launch_index]
+        for n, ci in enumerate(chunk_ids):
             c = self.chunks[ci]
             raw = self.load_chunk(ci)
-            yield decode_block_chunk(raw, c.first, c.count, k.warps_per_block, self.name, ci)
+            rec = decode_block_chunk(raw, c.first, c.count, k.warps_per_block, self.name, ci)
+            records, accesses = len(rec), int(rec["repeat"].sum(dtype="uint64"))
+            if records > launch.records - seen_records:
+                self._fail(field, f"the index says {launch.records} records, its chunks hold more")
+            if accesses > launch.accesses - seen_accesses:
+                self._fail(field, f"the index says {launch.accesses} accesses, its chunks hold "
+                                  "more")
+            seen_records += records
+            seen_accesses += accesses
+            if n + 1 == len(chunk_ids):
+                if seen_records != launch.records:
+                    self._fail(field, f"the index says {launch.records} records, its chunks "
+                                      f"hold {seen_records}")
+                if seen_accesses != launch.accesses:
+                    self._fail(field, f"the index says {launch.accesses} accesses, its chunks "
+                                      f"hold {seen_accesses}")
+            yield rec
 
     def all_records(self, launch_index):
         """A launch's records as one array (memory grows with the launch; see records())."""

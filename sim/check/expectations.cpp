@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/json_input.h"
 
 namespace uvmsim::check {
 
@@ -18,13 +19,8 @@ using nlohmann::ordered_json;
 namespace {
 
 ordered_json read_doc(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw UserError(p.string() + ": cannot open expectation file");
-  try {
-    return ordered_json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw UserError(p.string() + ": not valid JSON (" + e.what() + ")");
-  }
+  if (!std::ifstream(p)) throw UserError(p.string() + ": cannot open expectation file");
+  return read_ordered_json_file(p);
 }
 
 void check_keys(const ordered_json& j, const std::string& where, const std::string& field,
@@ -167,9 +163,9 @@ ExpectationFile ExpectationFile::load(const fs::path& path,
       const auto eq = o.find('=');
       if (eq == std::string::npos || eq == 0)
         throw UserError("--set: expected KEY=VALUE, got '" + o + "'");
-      json v = json::parse(o.substr(eq + 1), nullptr, false);
-      if (v.is_discarded()) v = o.substr(eq + 1);
-      run.settings.sets.emplace_back(o.substr(0, eq), v);
+      const std::string value = o.substr(eq + 1);
+      run.settings.sets.emplace_back(o.substr(0, eq),
+                                     parse_json_or_text(value, "--set: " + o.substr(0, eq)));
     }
     if (r.contains("expect")) {
       if (!r["expect"].is_object())

@@ -23,6 +23,12 @@ struct Relation::Node {
 
 namespace {
 
+// The parser, evaluator and the tree's destructor all recurse, once per parenthesis and once per
+// term of a chain (a + b + c is ((a + b) + c)): bounding both keeps a hostile relation from
+// exhausting the stack. Real relations have a handful of terms.
+constexpr int kMaxParens = 32;
+constexpr int kMaxTerms = 256;
+
 // Functions over a list of values. A name from this list is a function, never a metric.
 bool is_function(const std::string& name) {
   return name == "geomean" || name == "mean" || name == "min" || name == "max";
@@ -45,8 +51,14 @@ class Parser {
   using NodeP = std::shared_ptr<const Relation::Node>;
 
   [[noreturn]] void fail(const std::string& msg) const {
-    throw UserError(where_ + ": " + msg + " at column " + std::to_string(pos_ + 1) + " of \"" + s_ +
-                    "\"");
+    // The message stays one line however long the relation or whatever bytes it holds.
+    constexpr std::size_t kShown = 160;
+    std::string shown;
+    for (const char c : s_.substr(0, kShown))
+      shown += std::iscntrl(static_cast<unsigned char>(c)) ? ' ' : c;
+    if (s_.size() > kShown) shown += "...";
+    throw UserError(where_ + ": " + msg + " at column " + std::to_string(pos_ + 1) + " of \"" +
+                    shown + "\"");
   }
   void skip() {
     while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
@@ -99,11 +111,16 @@ class Parser {
     if (pos_ >= s_.size()) fail("unexpected end");
     const char c = s_[pos_];
     if (c == '(') {
+      if (parens_ == kMaxParens)
+        fail("parentheses nested deeper than " + std::to_string(kMaxParens) + " levels");
       ++pos_;
+      ++parens_;
       NodeP n = sum();
       if (!eat(')')) fail("expected ')'");
+      --parens_;
       return n;
     }
+    if (++terms_ > kMaxTerms) fail("more than " + std::to_string(kMaxTerms) + " terms");
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
       const char* begin = s_.c_str() + pos_;
       char* end = nullptr;
@@ -141,6 +158,10 @@ class Parser {
   // FUNCTION '(' sum (',' sum)* ')', the name already read.
   NodeP call(const std::string& name) {
     if (!eat('(')) fail("expected '(' after function " + name);
+    // A call nests like a parenthesis (the arguments recurse): the same bound applies.
+    if (parens_ == kMaxParens)
+      fail("parentheses nested deeper than " + std::to_string(kMaxParens) + " levels");
+    ++parens_;
     auto n = std::make_shared<Relation::Node>();
     n->kind = Relation::Node::Kind::Call;
     n->function = name;
@@ -148,6 +169,7 @@ class Parser {
       n->args.push_back(sum());
     } while (eat(','));
     if (!eat(')')) fail("expected ',' or ')' in the arguments of " + name);
+    --parens_;
     return n;
   }
 
@@ -155,6 +177,8 @@ class Parser {
   const std::string& where_;
   std::vector<Relation::Ref>& refs_;
   std::size_t pos_ = 0;
+  int parens_ = 0;
+  int terms_ = 0;
 };
 
 // `in_product`: the node is an operand of * or /, so a sum needs parentheses to read right.

@@ -5,6 +5,7 @@
 #include <boost/program_options/errors.hpp>
 
 #include "core/error.h"
+#include "core/one_line.h"
 #include "sim/cli/commands.h"
 
 namespace uvmsim::cli {
@@ -48,7 +49,7 @@ int run_cli(const Args& argv, std::ostream& out, std::ostream& err) {
     try {
       return c.run(rest, out, err);
     } catch (const UserError& e) {
-      err << "uvmsim " << name << ": error: " << e.what() << "\n";
+      err << "uvmsim " << name << ": error: " << one_line(e.what()) << "\n";
       return is_usage_error(e) ? 2 : 1;
     } catch (const boost::program_options::error& e) {
       err << "uvmsim " << name << ": error: " << e.what() << " (see uvmsim " << name
@@ -58,7 +59,7 @@ int run_cli(const Args& argv, std::ostream& out, std::ostream& err) {
       err << "uvmsim " << name << ": error: out of memory\n";
       return 1;
     } catch (const std::exception& e) {
-      err << "uvmsim " << name << ": internal error: " << e.what() << "\n";
+      err << "uvmsim " << name << ": internal error: " << one_line(e.what()) << "\n";
       return 3;
     }
   }

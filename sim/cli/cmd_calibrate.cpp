@@ -8,12 +8,13 @@
 
 #include <boost/program_options.hpp>
 
+#include "core/config.h"
+#include "core/error.h"
+#include "core/json_input.h"
+#include "core/units.h"
 #include "sim/calibrate/calibrator.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
-#include "core/config.h"
-#include "core/error.h"
-#include "core/units.h"
 #include "traces/measurements/importers.h"
 
 namespace uvmsim::cli {
@@ -44,11 +45,7 @@ bool parse(const Args& args, const po::options_description& desc,
 }
 
 nlohmann::ordered_json read_preset_doc(const std::string& name) {
-  const auto path = SimConfig::find_preset(name);
-  std::ifstream in(path);
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw UserError(path.string() + ": not valid JSON");
-  return j;
+  return read_ordered_json_file(SimConfig::find_preset(name));
 }
 
 int cmd_import(const Args& args, std::ostream& out) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/json_input.h"
 
 namespace uvmsim::sweep {
 
@@ -77,14 +78,8 @@ bool matches(const ordered_json& axes, const json& pattern) {
 }
 
 SweepSpec SweepSpec::load(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw UserError(file.string() + ": cannot open sweep spec");
-  ordered_json j;
-  try {
-    j = ordered_json::parse(in, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
-    throw UserError(file.string() + ": not valid JSON (" + e.what() + ")");
-  }
+  if (!std::ifstream(file)) throw UserError(file.string() + ": cannot open sweep spec");
+  const ordered_json j = read_ordered_json_file(file, {.comments = true});
   SweepSpec s = parse(j, file.string(), fs::absolute(file).parent_path(), file.stem().string());
   s.file = file;
   return s;

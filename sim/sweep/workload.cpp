@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "sim/sweep/files.h"
 #include "core/units.h"
+#include "sim/sweep/files.h"
 
 namespace uvmsim::sweep {
 
@@ -98,7 +98,7 @@ Workload parse_one(const json& j, const std::string& where, const std::string& f
       if (!j["params"].is_object()) field_error(where, field + ".params", "expected an object");
       for (const auto& [k, v] : j["params"].items()) {
         const bool known = std::any_of(g->params.begin(), g->params.end(),
-                                       [&](const gen::ParamSpec& s) { return s.name == k; });
+                                       [&k = k](const gen::ParamSpec& s) { return s.name == k; });
         if (!known) {
           std::string names;
           for (const auto& s : g->params) names += (names.empty() ? "" : ", ") + s.name;

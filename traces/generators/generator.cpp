@@ -60,7 +60,7 @@ void generate(const std::string& name, std::uint64_t footprint, const ParamMap& 
   }
   for (const auto& [key, value] : params) {
     const bool known = std::any_of(g->params.begin(), g->params.end(),
-                                   [&](const ParamSpec& s) { return s.name == key; });
+                                   [&key = key](const ParamSpec& s) { return s.name == key; });
     if (!known) {
       throw UserError("--param " + key + ": unknown parameter of generator '" + name +
                       "' (its parameters: " + join_names(g->params) + ")");

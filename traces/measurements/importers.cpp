@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace uvmsim::meas {
 
@@ -82,8 +83,35 @@ double parse_number(const std::string& s, const std::string& where, const std::s
   return v;
 }
 
+/// A non-negative quantity scaled to an integer (ns, bytes, a count) that must fit in 64 bits.
+std::uint64_t to_u64(double v, const std::string& where, const std::string& column) {
+  // Doubles below 2^64 are at most 2^64 - 2048, so rounding cannot reach 2^64.
+  if (!(v >= 0 && v < 18446744073709551616.0))
+    throw UserError(where, column, "value out of range (more than 64 bits)");
+  return static_cast<std::uint64_t>(std::nearbyint(v));
+}
+
+/// An integer column stored in 32 bits (registers, shared memory bytes, stream ids).
+std::uint32_t to_u32(double v, const std::string& where, const std::string& column) {
+  if (!(v >= 0 && v <= 4294967295.0))
+    throw UserError(where, column, "value out of range (more than 32 bits)");
+  return static_cast<std::uint32_t>(v);
+}
+
+/// Text kept in the measurement (names, memory kinds, the device): written as JSON, so it must
+/// be UTF-8.
+const std::string& utf8(const std::string& s, const std::string& where, const std::string& column) {
+  const std::size_t bad = invalid_utf8_at(s);
+  if (bad != std::string::npos)
+    throw UserError(where, column, "not valid UTF-8 (byte " + std::to_string(bad + 1) + ")");
+  return s;
+}
+
 std::uint64_t parse_address(const std::string& s, const std::string& where) {
   if (s.empty()) return 0;
+  // stoull accepts a sign and leading blanks ("-1" is 2^64 - 1): only digits are an address.
+  if (!std::isdigit(static_cast<unsigned char>(s[0])))
+    throw UserError(where, "Virtual Address", "expected an address, got '" + s + "'");
   try {
     std::size_t pos = 0;
     const std::uint64_t v = std::stoull(s, &pos, 0);
@@ -112,7 +140,10 @@ Measurement import_nvprof(const std::filesystem::path& path) {
     if (line.rfind("==", 0) == 0) {
       // "==1234== Profiling application: ./app" — the command line.
       const auto p = line.find("Profiling application: ");
-      if (p != std::string::npos) m.header.app = line.substr(p + 23);
+      if (p != std::string::npos) {
+        m.header.app = utf8(line.substr(p + 23), m.path + ": line " + std::to_string(lineno),
+                            "Profiling application");
+      }
       continue;
     }
     if (line.empty() || line == "\r") continue;
@@ -146,13 +177,14 @@ Measurement import_nvprof(const std::filesystem::path& path) {
     Record r;
     const double t_scale = time_unit_ns(unit("Start"), where, "Start");
     const double d_scale = time_unit_ns(unit("Duration"), where, "Duration");
-    r.start = static_cast<std::uint64_t>(
-        std::llround(parse_number(col("Start"), where, "Start") * t_scale));
-    r.end = r.start + static_cast<std::uint64_t>(
-                          std::llround(parse_number(col("Duration"), where, "Duration") * d_scale));
-    const std::string name = col("Name");
+    r.start = to_u64(parse_number(col("Start"), where, "Start") * t_scale, where, "Start");
+    const std::uint64_t duration =
+        to_u64(parse_number(col("Duration"), where, "Duration") * d_scale, where, "Duration");
+    if (duration > ~r.start) throw UserError(where, "Duration", "start + duration overflows");
+    r.end = r.start + duration;
+    const std::string name = utf8(col("Name"), where, "Name");
     const std::string lname = lower(name);
-    const std::string dev = col("Device");
+    const std::string dev = utf8(col("Device"), where, "Device");
     if (!dev.empty() && m.header.gpu.empty()) {
       m.header.gpu = dev;
       const auto p = dev.rfind(" (");
@@ -161,11 +193,11 @@ Measurement import_nvprof(const std::filesystem::path& path) {
     auto bytes = [&]() {
       const double s = size_unit_bytes(unit("Size"));
       if (s < 0) throw UserError(where, "Size", "unknown size unit '" + unit("Size") + "'");
-      return static_cast<std::uint64_t>(std::llround(parse_number(col("Size"), where, "Size") * s));
+      return to_u64(parse_number(col("Size"), where, "Size") * s, where, "Size");
     };
     auto um_value = [&]() {
-      const double v = parse_number(col("Unified Memory"), where, "Unified Memory");
-      return static_cast<std::uint64_t>(std::llround(v));
+      return to_u64(parse_number(col("Unified Memory"), where, "Unified Memory"), where,
+                    "Unified Memory");
     };
     if (lname.find("[unified memory") == 0) {
       r.address = parse_address(col("Virtual Address"), where);
@@ -209,8 +241,9 @@ Measurement import_nvprof(const std::filesystem::path& path) {
                                                         : Direction::Unknown;
       r.bytes = bytes();
       if (!col("SrcMemType").empty())
-        r.kind = lower(col("SrcMemType")) + "->" + lower(col("DstMemType"));
-      r.stream = static_cast<std::uint32_t>(parse_number(col("Stream"), where, "Stream"));
+        r.kind = lower(utf8(col("SrcMemType"), where, "SrcMemType")) + "->" +
+                 lower(utf8(col("DstMemType"), where, "DstMemType"));
+      r.stream = to_u32(parse_number(col("Stream"), where, "Stream"), where, "Stream");
     } else if (!col("Grid X").empty()) {
       r.type = RecordType::Kernel;
       r.name = name;
@@ -221,15 +254,15 @@ Measurement import_nvprof(const std::filesystem::path& path) {
       };
       r.grid = {dim("Grid X"), dim("Grid Y"), dim("Grid Z")};
       r.block = {dim("Block X"), dim("Block Y"), dim("Block Z")};
-      r.regs = static_cast<std::uint32_t>(
-          parse_number(col("Registers Per Thread"), where, "Registers Per Thread"));
+      r.regs = to_u32(parse_number(col("Registers Per Thread"), where, "Registers Per Thread"),
+                      where, "Registers Per Thread");
       double smem = 0;
       for (const char* c : {"Static SMem", "Dynamic SMem"}) {
         const double s = size_unit_bytes(unit(c));
         smem += parse_number(col(c), where, c) * (s < 0 ? 1 : s);
       }
-      r.smem = static_cast<std::uint32_t>(smem);
-      r.stream = static_cast<std::uint32_t>(parse_number(col("Stream"), where, "Stream"));
+      r.smem = to_u32(smem, where, "Static SMem + Dynamic SMem");
+      r.stream = to_u32(parse_number(col("Stream"), where, "Stream"), where, "Stream");
     } else {
       continue;  // memset and other rows
     }
@@ -287,9 +320,11 @@ struct Db {
 };
 
 /// Column lookup by name over a SELECT * row (nsys schemas grow columns between versions).
+/// Values that do not fit the measurement's fields are errors naming the table, row and column.
 struct Row {
   sqlite3_stmt* st;
   std::map<std::string, int> cols;
+  std::string where;  ///< "<file>: <table> row <n>"
   std::optional<std::int64_t> i64(const std::string& name) const {
     const auto it = cols.find(name);
     if (it == cols.end() || sqlite3_column_type(st, it->second) == SQLITE_NULL) return std::nullopt;
@@ -297,17 +332,37 @@ struct Row {
   }
   std::uint64_t u64(const std::string& name, std::uint64_t dflt = 0) const {
     const auto v = i64(name);
+    if (v && *v < 0) throw UserError(where, name, "negative value " + std::to_string(*v));
     return v ? static_cast<std::uint64_t>(*v) : dflt;
+  }
+  std::uint32_t u32(const std::string& name) const {
+    const std::uint64_t v = u64(name);
+    if (v > 0xffffffffu) {
+      throw UserError(where, name, "value " + std::to_string(v) + " does not fit in 32 bits");
+    }
+    return static_cast<std::uint32_t>(v);
+  }
+  /// A text column kept in the measurement (written as JSON, so it must be UTF-8).
+  std::optional<std::string> text(const std::string& name) const {
+    const auto it = cols.find(name);
+    if (it == cols.end()) return std::nullopt;
+    const auto* t = sqlite3_column_text(st, it->second);
+    if (t == nullptr) return std::nullopt;
+    std::string s(reinterpret_cast<const char*>(t),
+                  static_cast<std::size_t>(sqlite3_column_bytes(st, it->second)));
+    if (!is_valid_utf8(s)) throw UserError(where, name, "not valid UTF-8");
+    return s;
   }
 };
 
 template <typename F>
 void each_row(Db& db, const std::string& table, F&& f) {
   std::map<std::string, int> cols;
+  std::uint64_t n = 0;
   db.query("SELECT * FROM " + table, [&](sqlite3_stmt* st) {
     if (cols.empty())
       for (int i = 0; i < sqlite3_column_count(st); ++i) cols[sqlite3_column_name(st, i)] = i;
-    f(Row{st, cols});
+    f(Row{st, cols, db.path + ": " + table + " row " + std::to_string(++n)});
   });
 }
 
@@ -336,19 +391,18 @@ Measurement import_nsys(const std::filesystem::path& path) {
                     ": no CUDA tables (was the report collected with --trace=cuda and "
                     "--cuda-um-gpu-page-faults=true, and exported with nsys export "
                     "--type sqlite?)");
-  std::map<std::int64_t, std::string> strings;
+  std::map<std::int64_t, std::string> strings;  // checked for UTF-8 where one is used
   if (db.has_table("StringIds"))
     db.query("SELECT id, value FROM StringIds", [&](sqlite3_stmt* st) {
       const auto* t = sqlite3_column_text(st, 1);
-      strings[sqlite3_column_int64(st, 0)] = t ? reinterpret_cast<const char*>(t) : "";
+      strings[sqlite3_column_int64(st, 0)] =
+          t ? std::string(reinterpret_cast<const char*>(t),
+                          static_cast<std::size_t>(sqlite3_column_bytes(st, 1)))
+            : "";
     });
   if (db.has_table("TARGET_INFO_GPU")) {
     each_row(db, "TARGET_INFO_GPU", [&](const Row& r) {
-      const auto it = r.cols.find("name");
-      if (it != r.cols.end() && m.header.gpu.empty()) {
-        const auto* t = sqlite3_column_text(r.st, it->second);
-        if (t) m.header.gpu = reinterpret_cast<const char*>(t);
-      }
+      if (m.header.gpu.empty()) m.header.gpu = r.text("name").value_or("");
       if (auto v = r.i64("smCount")) m.header.device["sms"] = *v;
     });
   }
@@ -415,7 +469,7 @@ Measurement import_nsys(const std::filesystem::path& path) {
       r.start = row.u64("start");
       r.end = std::max(r.start, row.u64("end", r.start));
       r.bytes = row.u64("bytes");
-      r.stream = static_cast<std::uint32_t>(row.u64("streamId"));
+      r.stream = row.u32("streamId");
       r.device = row.i64("deviceId").value_or(0);
       if (unified) {
         r.cause = cause_from(row.i64("migrationCause").value_or(0));
@@ -436,6 +490,10 @@ Measurement import_nsys(const std::filesystem::path& path) {
         const auto id = row.i64(c);
         if (id && strings.count(*id)) {
           r.name = strings[*id];
+          if (!is_valid_utf8(r.name)) {
+            throw UserError(row.where, c,
+                            "kernel name (StringIds " + std::to_string(*id) + ") not valid UTF-8");
+          }
           break;
         }
       }
@@ -446,11 +504,16 @@ Measurement import_nsys(const std::filesystem::path& path) {
       };
       r.grid = {d("gridX"), d("gridY"), d("gridZ")};
       r.block = {d("blockX"), d("blockY"), d("blockZ")};
-      r.regs = static_cast<std::uint32_t>(row.u64("registersPerThread"));
-      r.smem = static_cast<std::uint32_t>(row.u64("staticSharedMemory") +
-                                          row.u64("dynamicSharedMemory"));
-      r.stream = static_cast<std::uint32_t>(row.u64("streamId"));
-      r.correlation = static_cast<std::uint32_t>(row.u64("correlationId"));
+      r.regs = row.u32("registersPerThread");
+      const std::uint64_t smem =
+          std::uint64_t{row.u32("staticSharedMemory")} + row.u32("dynamicSharedMemory");
+      if (smem > 0xffffffffu) {
+        throw UserError(row.where, "staticSharedMemory + dynamicSharedMemory",
+                        "value " + std::to_string(smem) + " does not fit in 32 bits");
+      }
+      r.smem = static_cast<std::uint32_t>(smem);
+      r.stream = row.u32("streamId");
+      r.correlation = row.u32("correlationId");
       r.device = row.i64("deviceId").value_or(0);
       m.records.push_back(r);
     });

@@ -1,9 +1,12 @@
 #include "traces/measurements/measurement.h"
 
 #include <array>
+#include <cctype>
+#include <cstdint>
 #include <limits>
 
 #include "core/error.h"
+#include "core/json_input.h"
 
 namespace uvmsim::meas {
 
@@ -44,10 +47,13 @@ std::uint64_t get_u64(const json& j, const char* key, const std::string& where, 
   if (it->is_string()) {  // addresses may be written as "0x..." strings
     const auto s = it->get<std::string>();
     std::size_t pos = 0;
-    try {
-      const std::uint64_t v = std::stoull(s, &pos, 0);
-      if (pos == s.size()) return v;
-    } catch (const std::exception&) {
+    // stoull also takes a sign and leading blanks ("-1" would be 2^64 - 1): digits only.
+    if (!s.empty() && std::isdigit(static_cast<unsigned char>(s[0]))) {
+      try {
+        const std::uint64_t v = std::stoull(s, &pos, 0);
+        if (pos == s.size()) return v;
+      } catch (const std::exception&) {
+      }
     }
   }
   throw UserError(where, key, "expected a non-negative integer, got " + it->dump());
@@ -56,8 +62,10 @@ std::uint64_t get_u64(const json& j, const char* key, const std::string& where, 
 std::int64_t get_i64(const json& j, const char* key, const std::string& where, std::int64_t dflt) {
   const auto it = j.find(key);
   if (it == j.end()) return dflt;
-  if (!it->is_number_integer())
-    throw UserError(where, key, "expected an integer, got " + it->dump());
+  if (!it->is_number_integer() ||
+      (it->is_number_unsigned() &&
+       it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)))
+    throw UserError(where, key, "expected a 64-bit signed integer, got " + it->dump());
   return it->get<std::int64_t>();
 }
 
@@ -100,6 +108,13 @@ trace::Dim3 get_dim(const json& j, const char* key, const std::string& where) {
     v[i] = e.get<std::uint32_t>();
   }
   return {v[0], v[1], v[2]};
+}
+
+/// True if `j` is an object whose `key` is the string `text` (a value of another type is not).
+bool field_is(const json& j, const char* key, const char* text) {
+  if (!j.is_object()) return false;
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() && it->get<std::string>() == text;
 }
 
 bool uses_address(RecordType t) {
@@ -357,10 +372,9 @@ Measurement read(const std::filesystem::path& path) {
     if (line.empty() || line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = m.path + ": line " + std::to_string(lineno);
     if (have_summary) throw UserError(where + ": data after the summary line");
-    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) throw UserError(where + ": not valid JSON");
+    const json j = parse_json(line, where);
     if (!have_header) {
-      if (!j.is_object() || j.value("format", "") != kFormatName)
+      if (!field_is(j, "format", kFormatName))
         throw UserError(where, "format",
                         std::string("not a measurement file (expected \"format\": \"") +
                             kFormatName + "\" on the first line)");
@@ -377,7 +391,7 @@ Measurement read(const std::filesystem::path& path) {
       have_header = true;
       continue;
     }
-    if (j.is_object() && j.value("type", "") == "summary") {
+    if (field_is(j, "type", "summary")) {
       m.summary.records = get_u64(j, "records", where + ": summary", true);
       m.summary.dropped_records = get_u64(j, "dropped_records", where + ": summary", false);
       if (j.contains("warnings") && j["warnings"].is_array())
