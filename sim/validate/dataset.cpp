@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/json_input.h"
 
 namespace uvmsim::validate {
 
@@ -24,13 +25,7 @@ std::optional<Subset> parse_subset(const std::string& s) {
 namespace {
 
 ordered_json read_doc(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw UserError(p.string() + ": cannot open validation file");
-  try {
-    return ordered_json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw UserError(p.string() + ": not valid JSON (" + e.what() + ")");
-  }
+  return read_ordered_json_file(p);  // one-line errors naming the file; bounded nesting
 }
 
 void check_keys(const ordered_json& j, const std::string& where, const std::string& field,
@@ -222,9 +217,8 @@ Source Source::load(const fs::path& path, Subset subset,
         const auto eq = o.find('=');
         if (eq == std::string::npos || eq == 0)
           throw UserError("--set: expected KEY=VALUE, got '" + o + "'");
-        json v = json::parse(o.substr(eq + 1), nullptr, false);
-        if (v.is_discarded()) v = o.substr(eq + 1);
-        run.settings.sets.emplace_back(o.substr(0, eq), v);
+        run.settings.sets.emplace_back(o.substr(0, eq),
+                                       parse_json_or_text(o.substr(eq + 1), "--set"));
       }
       // Unknown knobs, bad values, unregistered policies: reported now, before anything runs.
       run.settings.resolve(where + ": " + field);
