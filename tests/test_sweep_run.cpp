@@ -8,11 +8,11 @@
 #include <random>
 #include <set>
 
+#include "core/units.h"
 #include "policies/policy.h"
 #include "sim/check/expectations.h"
 #include "sim/sweep/results.h"
 #include "sim/sweep/spec.h"
-#include "core/units.h"
 #include "tests/sweep_test_util.h"
 #include "tests/test_util.h"
 

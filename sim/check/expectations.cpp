@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "sim/sweep/files.h"
 
 namespace uvmsim::check {
 
@@ -20,11 +21,9 @@ namespace {
 ordered_json read_doc(const fs::path& p) {
   std::ifstream in(p);
   if (!in) throw UserError(p.string() + ": cannot open expectation file");
-  try {
-    return ordered_json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw UserError(p.string() + ": not valid JSON (" + e.what() + ")");
-  }
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  if (in.bad()) throw UserError(p.string() + ": cannot read expectation file");
+  return sweep::parse_json(text, p.string(), /*comments=*/false);
 }
 
 void check_keys(const ordered_json& j, const std::string& where, const std::string& field,

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "sim/sweep/files.h"
 
 namespace uvmsim::sweep {
 
@@ -79,12 +80,9 @@ bool matches(const ordered_json& axes, const json& pattern) {
 SweepSpec SweepSpec::load(const fs::path& file) {
   std::ifstream in(file);
   if (!in) throw UserError(file.string() + ": cannot open sweep spec");
-  ordered_json j;
-  try {
-    j = ordered_json::parse(in, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
-    throw UserError(file.string() + ": not valid JSON (" + e.what() + ")");
-  }
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  if (in.bad()) throw UserError(file.string() + ": cannot read sweep spec");
+  const ordered_json j = parse_json(text, file.string(), /*comments=*/true);
   SweepSpec s = parse(j, file.string(), fs::absolute(file).parent_path(), file.stem().string());
   s.file = file;
   return s;

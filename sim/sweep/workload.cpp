@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "sim/sweep/files.h"
 #include "core/units.h"
+#include "sim/sweep/files.h"
 
 namespace uvmsim::sweep {
 
