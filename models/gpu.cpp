@@ -8,12 +8,8 @@
 
 namespace uvmsim {
 
-Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, UvmDriver& driver)
-    : ctx_(ctx),
-      cfg_(ctx.cfg),
-      buffer_(buffer),
-      driver_(driver),
-      notify_accesses_(driver.wants_access_notifications()) {
+Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interrupt& irq)
+    : ctx_(ctx), cfg_(ctx.cfg), buffer_(buffer), counters_(counters), irq_(irq) {
   ps_per_cycle_ = 1e6 / cfg_.gpu.clock_mhz;
   l1_lat_ = cycles(cfg_.tlb.l1_latency_cycles);
   l2_lat_ = cycles(cfg_.tlb.l2_latency_cycles);
@@ -220,10 +216,10 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
       if (write) b.dirty.set(page);
     } else {
       done = remote_access(t + lat, r);
-      driver_.on_remote_access(b, page, r.va, r.repeat, t);
+      counters_.on_remote_access(b.id, page, r.va, r.repeat, t);
     }
     if (notify_accesses_)
-      driver_.on_gpu_access(
+      listener_->on_access(
           AccessEvent{b, page, r.va, r.ref_id, r.bytes, r.repeat, r.kind, !local, t});
     s.accesses += r.repeat;
     ks_->accesses += r.repeat;
@@ -321,7 +317,7 @@ void Gpu::raise_entry(FaultRecord& fr, Tick t) {
   buffer_.push(FaultEntry{fr.page_va, valid_at, fr.utlb, fr.kind});
   ++ctx_.stats.gpu_faults;
   ++ks_->gpu_faults;
-  driver_.on_fault_pushed(valid_at);
+  irq_.raise(valid_at);
 }
 
 void Gpu::free_record(std::uint32_t rid) {
@@ -452,7 +448,7 @@ void Gpu::finish_warp(std::uint32_t wi, Tick t) {
   s.active = false;
   ++tbs_done_;
   ++ctx_.position.tbs_done;
-  driver_.on_threadblock_end(tb, t);
+  if (listener_) listener_->on_threadblock_end(tb, t);
   if (tbs_started_ < tbs_total_) start_tb(w.tb_slot, t);
 }
 

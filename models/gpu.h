@@ -4,24 +4,36 @@
 // entries, HBM and link timing, and the GMMU far-fault path: uTLBs with a bounded number of
 // outstanding faults writing replayable entries into the fault buffer, and replays that make
 // every held-back access retry.
+//
+// The boundary to the driver is one-way, as on real hardware: the GPU writes the fault buffer and
+// the access counters' notification buffer and raises the interrupt; the driver answers with
+// page-table changes (the VA space's residency and mapping state) and replays (on_replay). A
+// GpuListener hears completed accesses and threadblocks (models/gpu_listener.h).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <vector>
 
+#include "models/access_counters.h"
 #include "models/fault_buffer.h"
+#include "models/gpu_listener.h"
+#include "models/interrupt.h"
 #include "models/sim_context.h"
 #include "models/timing.h"
 #include "models/tlb.h"
-#include "models/uvm_driver.h"
 #include "traces/trace.h"
 
 namespace uvmsim {
 
-class Gpu {
+class Gpu final : public ThreadblockSource {
  public:
-  Gpu(SimContext& ctx, FaultBuffer& buffer, UvmDriver& driver);
+  Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interrupt& irq);
+  /// Who hears completed accesses (if it wants them) and threadblock ends; may be null.
+  void set_listener(GpuListener* l) {
+    listener_ = l;
+    notify_accesses_ = l && l->wants_accesses();
+  }
 
   /// Starts a launch at `start`. The caller drains the event queue; done() tells completion.
   void launch(const trace::KernelInfo& kernel, trace::LaunchStream& stream, Tick start,
@@ -32,7 +44,7 @@ class Gpu {
 
   void on_warp_wake(std::uint32_t warp, Tick now);
   /// The running threadblocks and the records issued by their slowest unfinished warp.
-  void running_threadblocks(std::vector<ThreadblockProgress>& out) const;
+  void running_threadblocks(std::vector<ThreadblockProgress>& out) const override;
   void on_replay(Tick now);
 
  private:
@@ -106,8 +118,10 @@ class Gpu {
   SimContext& ctx_;
   const SimConfig& cfg_;
   FaultBuffer& buffer_;
-  UvmDriver& driver_;
-  const bool notify_accesses_;  ///< a policy wants every access (PolicyBase::on_access)
+  AccessCounters& counters_;
+  Interrupt& irq_;
+  GpuListener* listener_ = nullptr;
+  bool notify_accesses_ = false;  ///< the listener wants every access
   double ps_per_cycle_;
   Tick l1_lat_, l2_lat_, walk_lat_, fault_lat_;
 

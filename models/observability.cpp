@@ -17,10 +17,8 @@ void Observability::configure(const ObservabilityConfig& cfg, std::uint32_t coun
   counters_ = counters;
   samples_ = cfg.samples_per_region;
   regions_.clear();
-  notified_.clear();
   index_.assign(nblocks, kNone);
   by_purpose_ = {};
-  pending_.clear();
   recent_.assign(cfg.adapt_window, Recent{});
   evicted_seq_.assign(nblocks, 0);
   evictions_ = 0;
@@ -67,7 +65,6 @@ void Observability::start(const VaBlock& b, ObservePurpose purpose, const PageMa
                           Tick now) {
   index_[b.id] = static_cast<std::uint32_t>(regions_.size());
   regions_.push_back(ObservedRegion{b.id, purpose, now, samples});
-  notified_.push_back(0);
   ++by_purpose_[static_cast<std::size_t>(purpose)];
 }
 
@@ -78,11 +75,9 @@ ObservedRegion Observability::end(std::uint32_t block) {
   index_[block] = kNone;
   if (i + 1 != regions_.size()) {
     regions_[i] = regions_.back();
-    notified_[i] = notified_.back();
     index_[regions_[i].block] = i;
   }
   regions_.pop_back();
-  notified_.pop_back();
   return r;
 }
 

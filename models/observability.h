@@ -2,9 +2,10 @@
 // A policy marks a GPU-resident 2 MB region observable; `samples_per_region` random 64 KB pages
 // of it are moved to host memory, pinned and remote-mapped, and one hardware access counter
 // (2 MB granularity, threshold 1) watches the region, so the region's first GPU access to a
-// sample raises a notification. The driver model (uvm_driver.cpp) does the migrations and
-// charges their cost; this class keeps which regions are observed, which notifications are
-// pending, and the adaptive number of samples per region:
+// sample raises a notification. The driver model (models/driver/observation_service.cpp) does the
+// migrations and charges their cost, and programs the hardware counters (models/access_counters.h)
+// that watch the samples; this class keeps which regions are observed and the adaptive number of
+// samples per region:
 //   track the last `adapt_window` evicted regions; every `adapt_window` evictions, if more
 //   than `adapt_grow_fraction` of them faulted again while tracked, double the samples; if more
 //   than `adapt_shrink_fraction` did not, halve them (1 .. 32 big pages per region).
@@ -16,9 +17,9 @@
 #include <span>
 #include <vector>
 
-#include "state/va_space.h"
-#include "policies/policy.h"
 #include "core/config.h"
+#include "policies/engine.h"
+#include "state/va_space.h"
 
 namespace uvmsim {
 
@@ -37,7 +38,6 @@ class Observability {
     return i == kNone ? nullptr : &regions_[i];
   }
   std::uint32_t budget(ObservePurpose p) const;
-  std::uint32_t counters_in_use() const { return static_cast<std::uint32_t>(regions_.size()); }
   unsigned samples() const { return samples_; }
 
   /// Picks the sample pages of `b` among its 64 KB pages that have `present` pages (the pages of
@@ -46,23 +46,9 @@ class Observability {
   /// the host entirely; it keeps its chunk.
   PageMask choose_samples(const VaBlock& b, const PageMask& present, const PageMask* sample_from);
   void start(const VaBlock& b, ObservePurpose purpose, const PageMask& samples, Tick now);
-  /// Ends `block`'s observation and returns it (its notification, if pending, is dropped).
+  /// Ends `block`'s observation and returns it. (The driver programs the hardware counter that
+  /// watches the samples: AccessCounters::watch / unwatch.)
   ObservedRegion end(std::uint32_t block);
-
-  /// A GPU access over the link to `page` of `block`: true if a sample page saw it. The first
-  /// one queues a notification (the counter reached its threshold of 1).
-  bool on_remote_access(std::uint32_t block, unsigned page) {
-    const std::uint32_t i = block < index_.size() ? index_[block] : kNone;
-    if (i == kNone || !regions_[i].samples.test(page)) return false;
-    if (!notified_[i]) {
-      notified_[i] = 1;
-      pending_.push_back(block);
-    }
-    return true;
-  }
-  /// Blocks whose notification waits for the driver, oldest first (may name ended ones).
-  std::vector<std::uint32_t>& pending() { return pending_; }
-  const std::vector<std::uint32_t>& pending() const { return pending_; }
 
   /// Adaptive samples (§V-D). Return +1 / -1 when the samples per region doubled / halved.
   int on_evicted(std::uint32_t block);
@@ -80,10 +66,8 @@ class Observability {
   std::array<std::uint32_t, 2> cap_{};  ///< per purpose, after the capacity cap
   unsigned samples_ = 1;
   std::vector<ObservedRegion> regions_;
-  std::vector<std::uint8_t> notified_;  ///< parallel to regions_
-  std::vector<std::uint32_t> index_;    ///< per block: index into regions_, or kNone
+  std::vector<std::uint32_t> index_;  ///< per block: index into regions_, or kNone
   std::array<std::uint32_t, 2> by_purpose_{};
-  std::vector<std::uint32_t> pending_;
   std::vector<Recent> recent_;              ///< ring of the last adapt_window evictions
   std::vector<std::uint64_t> evicted_seq_;  ///< per block: eviction number (1-based), 0 = never
   std::uint64_t evictions_ = 0;

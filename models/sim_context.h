@@ -2,12 +2,12 @@
 // statistics and the event log. Owned by the Simulator.
 #pragma once
 
-#include "state/program_position.h"
-#include "state/va_space.h"
 #include "core/config.h"
 #include "core/event_log.h"
 #include "core/event_queue.h"
 #include "core/stats.h"
+#include "state/program_position.h"
+#include "state/va_space.h"
 
 namespace uvmsim {
 

@@ -13,9 +13,9 @@
 #include <memory>
 #include <vector>
 
-#include "state/page_mask.h"
 #include "core/config.h"
 #include "core/types.h"
+#include "state/page_mask.h"
 
 namespace uvmsim {
 

@@ -3,8 +3,9 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "policies/policy.h"
 #include "core/error.h"
+#include "policies/policy.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 

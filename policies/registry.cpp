@@ -1,42 +1,16 @@
-// Policy look-up by name: knob checking and defaults, '+'-combined prefetchers, presets, and the
-// engine stand-in used when a policy is created outside a simulation.
+// Policy look-up by name: knob checking and defaults, and presets. (A prefetch name may combine
+// policies with '+': policies/prefetch/combined.cpp.)
 #include <algorithm>
-#include <map>
 
-#include "policies/policy.h"
-#include "policies/prefetch/combined.h"
 #include "core/error.h"
+#include "policies/policy.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 
 using nlohmann::json;
 
 namespace {
-
-/// Metadata-free engine for policies created stand-alone (unit tests of a single policy).
-class DetachedEngine final : public PolicyEngine {
- public:
-  explicit DetachedEngine(const VaSpace& va) : va_(&va) {}
-  const VaSpace& va_space() const override { return *va_; }
-  std::uint64_t capacity_chunks() const override { return 0; }
-  std::span<const std::uint32_t> resident_regions() const override { return {}; }
-  std::span<const ObservedRegion> observed_regions() const override { return {}; }
-  const ObservedRegion* observation(std::uint32_t) const override { return nullptr; }
-  std::uint32_t observation_budget(ObservePurpose) const override { return 0; }
-  unsigned samples_per_region() const override { return 1; }
-  const ProgramPosition& position() const override { return pos_; }
-  std::uint64_t accesses_completed() const override { return 0; }
-  void running_threadblocks(std::vector<ThreadblockProgress>& out) const override { out.clear(); }
-  std::uint64_t fault_batch() const override { return 0; }
-  const std::filesystem::path& trace_path() const override { return path_; }
-  void prefetch_region(std::uint32_t) override {}
-  void enable_access_counter_migration(std::uint64_t, std::uint32_t) override {}
-
- private:
-  const VaSpace* va_;
-  ProgramPosition pos_;
-  std::filesystem::path path_;
-};
 
 /// All names (canonical and aliases) under which `name` is registered in any family, canonical
 /// first; empty if no family knows it.
@@ -109,8 +83,16 @@ json resolve_params(const std::string& policy, const std::vector<PolicyKnob>& kn
   return out;
 }
 
+std::vector<PolicyPreset>& presets() {
+  static std::vector<PolicyPreset> v;
+  return v;
+}
+
+}  // namespace
+
 template <typename Base>
-std::unique_ptr<Base> make(const char* family, const std::string& name, const PolicyContext& ctx) {
+std::unique_ptr<Base> make_registered(const char* family, const std::string& name,
+                                      const PolicyContext& ctx) {
   const auto* e = PolicyRegistry<Base>::find(name);
   if (!e) {
     std::string known;
@@ -126,19 +108,12 @@ std::unique_ptr<Base> make(const char* family, const std::string& name, const Po
   return e->make(c);
 }
 
-std::vector<PolicyPreset>& presets() {
-  static std::vector<PolicyPreset> v;
-  return v;
-}
-
-}  // namespace
-
-PolicyEngine& detached_engine(const VaSpace& va) {
-  static std::map<const VaSpace*, std::unique_ptr<DetachedEngine>> engines;
-  auto& e = engines[&va];
-  if (!e) e = std::make_unique<DetachedEngine>(va);
-  return *e;
-}
+template std::unique_ptr<EvictionPolicy> make_registered(const char*, const std::string&,
+                                                         const PolicyContext&);
+template std::unique_ptr<PrefetchPolicy> make_registered(const char*, const std::string&,
+                                                         const PolicyContext&);
+template std::unique_ptr<PlacementPolicy> make_registered(const char*, const std::string&,
+                                                          const PolicyContext&);
 
 PolicyContext PolicyContext::for_policy(const std::string& name) const {
   json params = json::object();
@@ -150,28 +125,12 @@ PolicyContext PolicyContext::for_policy(const std::string& name) const {
 }
 
 std::unique_ptr<EvictionPolicy> make_eviction_policy(const std::string& n, const PolicyContext& c) {
-  return make<EvictionPolicy>("eviction", n, c);
-}
-
-std::unique_ptr<PrefetchPolicy> make_prefetch_policy(const std::string& n, const PolicyContext& c) {
-  if (n.find('+') == std::string::npos) return make<PrefetchPolicy>("prefetch", n, c);
-  std::vector<std::unique_ptr<PrefetchPolicy>> parts;
-  std::size_t start = 0;
-  for (;;) {
-    const auto plus = n.find('+', start);
-    const std::string part = n.substr(start, plus == std::string::npos ? n.npos : plus - start);
-    if (part.empty())
-      throw UserError("--prefetch: empty name in combined prefetch policy '" + n + "'");
-    parts.push_back(make<PrefetchPolicy>("prefetch", part, c.for_policy(part)));
-    if (plus == std::string::npos) break;
-    start = plus + 1;
-  }
-  return combine_prefetch(n, std::move(parts), c);
+  return make_registered<EvictionPolicy>("eviction", n, c);
 }
 
 std::unique_ptr<PlacementPolicy> make_placement_policy(const std::string& n,
                                                        const PolicyContext& c) {
-  return make<PlacementPolicy>("placement", n, c);
+  return make_registered<PlacementPolicy>("placement", n, c);
 }
 
 void validate_policy_params(const SimConfig& cfg) {

@@ -13,7 +13,9 @@ PKGS=(build-essential cmake ninja-build pkg-config
       libnlopt-cxx-dev libsqlite3-dev
       # uvmsim report draws with matplotlib; the Slurm backend's tests run a real local
       # cluster (slurmctld + slurmd + munged, started by scripts/slurm-local.sh)
-      python3 python3-matplotlib slurm-wlm munge)
+      python3 python3-matplotlib slurm-wlm munge
+      # the Python module (python/uvmsim, docs/python.md) and its tests
+      python3-numpy python3-pandas python3-zstandard python3-pytest)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -5,30 +5,49 @@
 #include <optional>
 #include <stdexcept>
 
-#include "models/fault_buffer.h"
-#include "models/gpu.h"
-#include "models/uvm_driver.h"
-#include "state/va_space.h"
 #include "core/error.h"
 #include "core/event_log.h"
 #include "core/event_queue.h"
+#include "models/access_counters.h"
+#include "models/driver/uvm_driver.h"
+#include "models/fault_buffer.h"
+#include "models/gpu.h"
+#include "models/interrupt.h"
+#include "state/va_space.h"
 #include "traces/trace.h"
 
 namespace uvmsim {
+
+namespace {
+
+/// The hardware and the driver of one run, wired together: the GPU writes the fault buffer and
+/// the access counters' notifications and raises the interrupt; the driver reads them and
+/// answers through the VA space and replays; the driver's policy facade hears the GPU's access
+/// and threadblock notifications.
+struct Machine {
+  Machine(SimContext& ctx, std::uint64_t capacity_chunks, const std::filesystem::path& trace,
+          const trace::Hints* hints)
+      : irq(ctx.queue, ns_to_ps(ctx.cfg.gpu.interrupt_latency_ns)),
+        counters(irq, ctx.stats, ctx.cfg.access_counters, ctx.va.blocks().size()),
+        driver(ctx, buffer, counters, irq, capacity_chunks, trace, hints),
+        gpu(ctx, buffer, counters, irq) {
+    gpu.set_listener(&driver.facade());
+    driver.facade().attach_gpu(&gpu);
+  }
+  FaultBuffer buffer;
+  Interrupt irq;
+  AccessCounters counters;
+  UvmDriver driver;
+  Gpu gpu;
+};
+
+}  // namespace
 
 Simulator::Simulator(SimConfig cfg, RunOptions opts)
     : cfg_(std::move(cfg)), opts_(std::move(opts)) {}
 Simulator::~Simulator() = default;
 
-const Stats& Simulator::run() {
-  const auto wall0 = std::chrono::steady_clock::now();
-  trace::TraceReader reader(opts_.trace);
-  const auto& meta = reader.metadata();
-  const std::string where = opts_.trace.string();
-
-  VaSpace va;
-  va.build(meta.allocations, cfg_.driver.managed_tail_pow2);
-
+std::uint64_t Simulator::size_memory(const VaSpace& va) {
   // Usable GPU memory in 2 MB root chunks. Device-only allocations (cudaMalloc) take their share
   // first; --oversub sizes memory against the managed footprint as the papers do with a
   // cudaMalloc "blocker".
@@ -64,25 +83,40 @@ const Stats& Simulator::run() {
       {"device_alloc_bytes", device_bytes},
       {"oversubscription_pct",
        100.0 * (static_cast<double>(managed_chunks) / static_cast<double>(capacity_chunks) - 1.0)}};
-  trace_info_ = {{"path", where},
-                 {"workload", meta.workload},
-                 {"params", meta.params},
-                 {"format_version", reader.version()}};
+  return capacity_chunks;
+}
 
+const trace::Hints* Simulator::load_hints(trace::TraceReader& reader,
+                                          std::optional<trace::Hints>& file_hints) {
   // Static hints for the placement policies: a hints file (--hints / engine.hints) replaces the
   // trace's embedded hints; it must describe this trace (docs/hints.md).
-  std::optional<trace::Hints> file_hints;
+  const auto& meta = reader.metadata();
   const trace::Hints* hints = meta.hints ? &*meta.hints : nullptr;
   trace_info_["hints"] = hints ? std::string("embedded (") + trace::to_string(hints->source) + ")"
                                : std::string("none");
-  if (!cfg_.engine.hints.empty()) {
-    file_hints = trace::Hints::load(cfg_.engine.hints);
-    std::vector<std::uint32_t> launch_kernels;
-    for (const auto& l : reader.launches()) launch_kernels.push_back(l.kernel_id);
-    file_hints->check_against(meta, cfg_.engine.hints, &launch_kernels);
-    hints = &*file_hints;
-    trace_info_["hints"] = cfg_.engine.hints + " (" + trace::to_string(hints->source) + ")";
-  }
+  if (cfg_.engine.hints.empty()) return hints;
+  file_hints = trace::Hints::load(cfg_.engine.hints);
+  std::vector<std::uint32_t> launch_kernels;
+  for (const auto& l : reader.launches()) launch_kernels.push_back(l.kernel_id);
+  file_hints->check_against(meta, cfg_.engine.hints, &launch_kernels);
+  trace_info_["hints"] = cfg_.engine.hints + " (" + trace::to_string(file_hints->source) + ")";
+  return &*file_hints;
+}
+
+const Stats& Simulator::run() {
+  const auto wall0 = std::chrono::steady_clock::now();
+  trace::TraceReader reader(opts_.trace);
+  const auto& meta = reader.metadata();
+
+  VaSpace va;
+  va.build(meta.allocations, cfg_.driver.managed_tail_pow2);
+  const std::uint64_t capacity_chunks = size_memory(va);
+  trace_info_ = {{"path", opts_.trace.string()},
+                 {"workload", meta.workload},
+                 {"params", meta.params},
+                 {"format_version", reader.version()}};
+  std::optional<trace::Hints> file_hints;
+  const trace::Hints* hints = load_hints(reader, file_hints);
 
   stats_ = Stats{};
   EventQueue queue;
@@ -90,40 +124,51 @@ const Stats& Simulator::run() {
   if (!opts_.events_out.empty()) log = EventLog(opts_.events_out);
   if (opts_.event_sink) log.set_sink(opts_.event_sink);
   SimContext ctx{cfg_, queue, va, stats_, log};
-  FaultBuffer buffer;
-  UvmDriver driver(ctx, buffer, capacity_chunks, opts_.trace, hints);
-  Gpu gpu(ctx, buffer, driver);
-  driver.attach_gpu(&gpu);
+  Machine m(ctx, capacity_chunks, opts_.trace, hints);
+  replay_host_events(reader, ctx, m.driver, m.gpu);
+  m.driver.finish_stats();
+  log.close();
+  stats_.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return stats_;
+}
 
+Tick Simulator::drain(EventQueue& queue, UvmDriver& driver, Gpu& gpu, Tick limit,
+                      Tick& last_event) {
+  while (!queue.empty()) {
+    const Event e = queue.pop();
+    if (e.time > limit) {
+      stats_.truncated = true;
+      break;
+    }
+    last_event = e.time;
+    switch (e.type) {
+      case EventType::WarpWake:
+        gpu.on_warp_wake(e.arg, e.time);
+        break;
+      case EventType::DriverWake:
+        driver.on_driver_wake(e.time);
+        break;
+      case EventType::BatchEnd:
+        driver.on_batch_end(e.arg, e.time);
+        break;
+      case EventType::Replay:
+        gpu.on_replay(e.time);
+        break;
+    }
+  }
+  return last_event;
+}
+
+void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, UvmDriver& driver,
+                                   Gpu& gpu) {
+  const auto& meta = reader.metadata();
+  const std::string where = opts_.trace.string();
   const Tick limit = cfg_.engine.max_sim_time_s > 0
                          ? static_cast<Tick>(cfg_.engine.max_sim_time_s * 1e12)
                          : ~Tick{0};
   Tick host = 0, last_event = 0;
-  auto drain = [&] {
-    while (!queue.empty()) {
-      const Event e = queue.pop();
-      if (e.time > limit) {
-        stats_.truncated = true;
-        return;
-      }
-      last_event = e.time;
-      switch (e.type) {
-        case EventType::WarpWake:
-          gpu.on_warp_wake(e.arg, e.time);
-          break;
-        case EventType::DriverWake:
-          driver.on_driver_wake(e.time);
-          break;
-        case EventType::BatchEnd:
-          driver.on_batch_end(e.arg, e.time);
-          break;
-        case EventType::Replay:
-          gpu.on_replay(e.time);
-          break;
-      }
-    }
-  };
-
+  auto drain_all = [&] { drain(ctx.queue, driver, gpu, limit, last_event); };
   trace::HostEvent ev;
   std::int32_t iteration = -1;
   while (!stats_.truncated && reader.next_host_event(ev)) {
@@ -151,7 +196,7 @@ const Stats& Simulator::run() {
         host = std::max(host, driver.host_ready());  // placement actions run before the launch
         trace::LaunchStream stream = reader.launch(ev.launch_index);
         gpu.launch(k, stream, host, ks);
-        drain();
+        drain_all();
         if (!gpu.done() && !stats_.truncated)
           throw std::runtime_error(
               "simulation stalled with " + std::to_string(gpu.unfinished_threadblocks()) +
@@ -170,7 +215,7 @@ const Stats& Simulator::run() {
         driver.advise(ev.va, ev.size, ev.advice, ev.device);
         break;
       case trace::HostEventType::Synchronize:
-        drain();
+        drain_all();
         host = std::max(host, last_event);
         break;
       case trace::HostEventType::CpuAccess:
@@ -179,13 +224,8 @@ const Stats& Simulator::run() {
     }
     if (host > limit) stats_.truncated = true;
   }
-  drain();
-  driver.finish_stats();
-  log.close();
+  drain_all();
   stats_.sim_time = std::max(host, last_event);
-  stats_.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  return stats_;
 }
 
 nlohmann::json Simulator::to_json() const {

@@ -12,9 +12,19 @@
 
 #include "core/config.h"
 #include "core/event_log.h"
+#include "core/event_queue.h"
 #include "core/stats.h"
+#include "traces/hints.h"
 
 namespace uvmsim {
+
+class Gpu;
+class UvmDriver;
+class VaSpace;
+struct SimContext;
+namespace trace {
+class TraceReader;
+}
 
 struct RunOptions {
   std::filesystem::path trace;
@@ -36,6 +46,19 @@ class Simulator {
   nlohmann::json to_json() const;
 
  private:
+  /// Usable GPU memory in 2 MB chunks for the trace's VA space (--oversub, --hbm, device
+  /// allocations); fills the "memory" section.
+  std::uint64_t size_memory(const VaSpace& va);
+  /// The static hints the placement policies see: the trace's, or a hints file's (kept in
+  /// `file_hints`). Null if there are none.
+  const trace::Hints* load_hints(trace::TraceReader& reader,
+                                 std::optional<trace::Hints>& file_hints);
+  /// Replays the trace's host events in program order (launches, prefetches, advice, CPU
+  /// accesses), draining the event queue for each launch and at synchronisations.
+  void replay_host_events(trace::TraceReader& reader, SimContext& ctx, UvmDriver& driver, Gpu& gpu);
+  /// Runs events up to `limit` (then marks the run truncated); returns the last event's time.
+  Tick drain(EventQueue& queue, UvmDriver& driver, Gpu& gpu, Tick limit, Tick& last_event);
+
   SimConfig cfg_;
   RunOptions opts_;
   Stats stats_;

@@ -80,11 +80,6 @@ void PlacementState::leave_reservation(const VaBlock& b) {
   }
 }
 
-std::uint32_t PlacementState::live_reservations() const {
-  return static_cast<std::uint32_t>(std::count_if(reservations_.begin(), reservations_.end(),
-                                                  [](const Reservation& r) { return r.live; }));
-}
-
 std::uint32_t PlacementState::reservation_victim(std::uint32_t id, std::uint32_t requester,
                                                  const std::vector<VaBlock>& blocks) const {
   const Reservation& r = reservations_[id - 1];

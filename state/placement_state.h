@@ -91,12 +91,10 @@ class PlacementState {
     return id && id <= reservations_.size() && reservations_[id - 1].live ? &reservations_[id - 1]
                                                                           : nullptr;
   }
-  std::uint32_t live_reservations() const;
 
   std::uint64_t capacity() const { return capacity_; }
   std::uint64_t pinned_chunks() const { return pinned_; }
   std::uint64_t reserved_quota() const { return quota_total_; }
-  std::uint64_t reserved_used() const { return reserved_used_; }
   /// Chunks the general pool may hold: C - pinned - sum(quota), at least 0.
   std::uint64_t general_cap() const {
     const std::uint64_t held = pinned_ + quota_total_;

@@ -4,6 +4,8 @@
 // simulations at 50 % oversubscription: LRU for the strong-locality data, MRU for cyclic data.
 #include <gtest/gtest.h>
 
+#include "tests/detached_engine.h"
+
 #include <algorithm>
 #include <boost/intrusive/list.hpp>
 #include <map>
@@ -11,10 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "state/va_space.h"
+#include "core/error.h"
 #include "policies/eviction/leu/leu_model.h"
 #include "policies/policy.h"
-#include "core/error.h"
+#include "policies/registry.h"
+#include "state/va_space.h"
 #include "test_util.h"
 #include "traces/trace.h"
 
@@ -318,6 +321,7 @@ TEST(LeuModel, UnknownReferenceUsesTheTableWideDistribution) {
 struct MiniCache {
   SimConfig cfg;
   VaSpace va;
+  test::DetachedEngine engine{va};
   std::unique_ptr<EvictionPolicy> policy;
   std::size_t capacity;
   std::size_t resident = 0;
@@ -331,7 +335,7 @@ struct MiniCache {
     a.size = std::uint64_t{chunks} << kBlockShift;
     va.build({a}, true);
     params["candidates"] = params.value("candidates", 0);
-    policy = make_eviction_policy("leu", PolicyContext{cfg, va, 1, params});
+    policy = make_eviction_policy("leu", PolicyContext{cfg, va, 1, params, &engine});
   }
   void access(std::uint32_t chunk, std::uint32_t ref, unsigned page = 0) {
     VaBlock& b = va.blocks()[chunk];

@@ -2,13 +2,15 @@
 // thrashing detection and access counters.
 #include <gtest/gtest.h>
 
-#include "models/access_counters.h"
-#include "state/page_mask.h"
-#include "models/thrashing.h"
-#include "models/tlb.h"
-#include "state/va_space.h"
 #include "core/error.h"
 #include "core/event_queue.h"
+#include "core/stats.h"
+#include "models/access_counters.h"
+#include "models/interrupt.h"
+#include "models/thrashing.h"
+#include "models/tlb.h"
+#include "state/page_mask.h"
+#include "state/va_space.h"
 
 namespace uvmsim {
 namespace {
@@ -122,20 +124,75 @@ TEST(Thrashing, PinsAfterPinThresholdPeriods) {
 }
 
 TEST(AccessCounters, NotifyAtThresholdOnlyWhenMigrationEnabled) {
-  AccessCounters ac;
+  EventQueue q;
+  Interrupt irq(q, 5000);
+  Stats stats;
   AccessCounterConfig cfg;
-  ac.configure(cfg);
-  EXPECT_FALSE(ac.record(0x200000, 1000));  // off by default, as on x86
+  AccessCounters off(irq, stats, cfg, 4);
+  off.on_remote_access(1, 0, 0x200000, 1000, 0);  // off by default, as on x86
+  EXPECT_TRUE(off.pending().empty());
+  EXPECT_TRUE(q.empty());
   cfg.migration = true;
   cfg.threshold = 4;
-  ac.configure(cfg);
-  EXPECT_FALSE(ac.record(0x200000 + 0x10000, 3));
-  EXPECT_TRUE(ac.record(0x200000 + 0x30000, 1));
+  AccessCounters ac(irq, stats, cfg, 4);
+  ac.on_remote_access(1, 16, 0x200000 + 0x10000, 3, 100);
+  EXPECT_TRUE(ac.pending().empty());
+  ac.on_remote_access(1, 48, 0x200000 + 0x30000, 1, 200);
   ASSERT_EQ(ac.pending().size(), 1u);
   EXPECT_EQ(ac.pending()[0].region_base, 0x200000u);
   EXPECT_EQ(ac.pending()[0].subregion_mask, (1u << 1) | (1u << 3));
+  EXPECT_EQ(stats.access_counter_notifications, 1u);
+  // The notification raised the interrupt: the driver wakes interrupt_latency later.
+  ASSERT_FALSE(q.empty());
+  EXPECT_EQ(q.next_time(), 5200u);
+  EXPECT_TRUE(irq.masked());
   // The counter restarts after notifying.
-  EXPECT_FALSE(ac.record(0x200000, 3));
+  ac.on_remote_access(1, 0, 0x200000, 3, 300);
+  EXPECT_EQ(ac.pending().size(), 1u);
+}
+
+TEST(AccessCounters, WatchedPagesNotifyOnceAndBypassMigrationCounting) {
+  EventQueue q;
+  Interrupt irq(q, 1000);
+  Stats stats;
+  AccessCounterConfig cfg;
+  cfg.migration = true;
+  cfg.threshold = 1;
+  AccessCounters ac(irq, stats, cfg, 8);
+  PageMask samples;
+  samples.set_range(16, 32);
+  ac.watch(3, samples);
+  ac.on_remote_access(3, 20, 0x600000 + 20 * kPageSize, 2, 10);
+  ac.on_remote_access(3, 21, 0x600000 + 21 * kPageSize, 1, 20);
+  ASSERT_EQ(ac.observed().size(), 1u);  // the threshold-1 counter notifies once
+  EXPECT_EQ(ac.observed()[0], 3u);
+  EXPECT_EQ(stats.observe.remote_accesses, 3u);
+  EXPECT_TRUE(ac.pending().empty());  // watched pages do not count towards migration
+  EXPECT_EQ(q.next_time(), 1010u);
+  // Another page of the block is counted for migration as usual.
+  ac.on_remote_access(3, 40, 0x600000 + 40 * kPageSize, 1, 30);
+  EXPECT_EQ(ac.pending().size(), 1u);
+  // Unwatched, then watched again: a fresh counter notifies again.
+  ac.unwatch(3);
+  ac.on_remote_access(3, 20, 0x600000 + 20 * kPageSize, 1, 40);
+  EXPECT_EQ(ac.observed().size(), 1u);
+  EXPECT_EQ(ac.pending().size(), 2u);
+  ac.watch(3, samples);
+  ac.on_remote_access(3, 17, 0x600000 + 17 * kPageSize, 1, 50);
+  EXPECT_EQ(ac.observed().size(), 2u);
+}
+
+TEST(Interrupt, MaskedLineDoesNotWakeTwice) {
+  EventQueue q;
+  Interrupt irq(q, 700);
+  irq.raise(100);
+  irq.raise(150);  // masked by the first: the bottom half will find this work
+  ASSERT_FALSE(q.empty());
+  EXPECT_EQ(q.pop().time, 800u);
+  EXPECT_TRUE(q.empty());
+  irq.unmask();
+  irq.raise(900);
+  EXPECT_EQ(q.pop().time, 1600u);
 }
 
 }  // namespace

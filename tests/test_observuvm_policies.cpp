@@ -5,9 +5,10 @@
 
 #include <set>
 
-#include "policies/policy.h"
-#include "policy_test_engine.h"
 #include "core/error.h"
+#include "policies/policy.h"
+#include "policies/registry.h"
+#include "policy_test_engine.h"
 #include "test_util.h"
 #include "traces/trace.h"
 

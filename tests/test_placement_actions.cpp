@@ -1,13 +1,14 @@
-// The driver's placement actions (PolicyEngine, models/uvm_driver_placement.cpp; SUV §V-D), each
+// The driver's placement actions (PolicyEngine, models/driver/placement_actions.cpp; SUV §V-D), each
 // driven by a scripted test policy on hand-written traces: what state they set, which data they
 // move, which costs they charge, and that eviction policies never see pinned or reserved chunks.
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "state/placement_state.h"
 #include "placement_test_util.h"
 #include "policies/policy.h"
+#include "policies/registry.h"
+#include "state/placement_state.h"
 
 namespace uvmsim::test {
 namespace {

@@ -1,9 +1,12 @@
 // Unit tests of the default policies against the driver rules in uvm-driver.md §1 and §5.
 #include <gtest/gtest.h>
 
-#include "state/va_space.h"
-#include "policies/policy.h"
+#include "tests/detached_engine.h"
+
 #include "core/error.h"
+#include "policies/policy.h"
+#include "policies/registry.h"
+#include "state/va_space.h"
 
 namespace uvmsim {
 namespace {
@@ -11,6 +14,7 @@ namespace {
 struct Fixture {
   SimConfig cfg;
   VaSpace va;
+  test::DetachedEngine engine{va};
   explicit Fixture(std::uint64_t bytes = 8 << 20) {
     trace::Allocation a;
     a.name = "buf";
@@ -19,7 +23,7 @@ struct Fixture {
     va.build({a}, true);
   }
   PolicyContext ctx(nlohmann::json params = nlohmann::json::object()) {
-    return PolicyContext{cfg, va, 1, std::move(params)};
+    return PolicyContext{cfg, va, 1, std::move(params), &engine};
   }
 };
 
@@ -98,8 +102,8 @@ TEST(DriverEviction, OldestUnusedThenOldestUsed) {
   EXPECT_EQ(e->select_victim(99, 0), 0u);
   EXPECT_EQ(e->select_victim(0, 0), 1u);  // never the requester
   // Faults and accesses into resident blocks do not move them (not LRU).
-  e->on_fault(bl[0], 3, 0);
-  e->on_access(bl[0], 3, 0);
+  e->on_page_fault(bl[0], 3, 0);
+  e->on_access(AccessEvent{bl[0], 3, bl[0].page_va(3), 0, 4, 1, AccessKind::Read, false, 0});
   EXPECT_EQ(e->select_victim(99, 0), 0u);
   // An emptied block goes to UNUSED and is preferred.
   e->on_emptied(bl[2], 0);
@@ -107,11 +111,11 @@ TEST(DriverEviction, OldestUnusedThenOldestUsed) {
   // Repopulated: back to the tail of USED.
   e->on_populated(bl[2], 0);
   EXPECT_EQ(e->select_victim(99, 0), 0u);
-  e->on_chunk_freed(bl[0], 0);
-  e->on_chunk_freed(bl[1], 0);
+  e->on_eviction(bl[0], 0);
+  e->on_eviction(bl[1], 0);
   EXPECT_EQ(e->select_victim(99, 0), 3u);
-  e->on_chunk_freed(bl[3], 0);
-  e->on_chunk_freed(bl[2], 0);
+  e->on_eviction(bl[3], 0);
+  e->on_eviction(bl[2], 0);
   EXPECT_EQ(e->select_victim(99, 0), kNoBlock);
 }
 

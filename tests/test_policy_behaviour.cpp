@@ -15,8 +15,9 @@
 #include <algorithm>
 #include <map>
 
-#include "policies/policy.h"
 #include "core/config.h"
+#include "policies/policy.h"
+#include "policies/registry.h"
 #include "sim/simulator.h"
 #include "test_util.h"
 

@@ -10,6 +10,7 @@
 
 #include "core/units.h"
 #include "policies/policy.h"
+#include "policies/registry.h"
 #include "sim/check/expectations.h"
 #include "sim/sweep/results.h"
 #include "sim/sweep/spec.h"

@@ -1,8 +1,14 @@
-#include "policies/prefetch/combined.h"
-
+// Prefetch policies combined with '+' ("fdp+rgp", the paper's TM++ prefetching): each receives
+// every event, their intra-block masks are united, and their feedback candidates are offered in
+// turn.
 #include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
 
+#include "core/error.h"
 #include "policies/forwarding.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {
@@ -64,10 +70,21 @@ class CombinedPrefetch final : public ForwardingPolicy<PrefetchPolicy> {
 
 }  // namespace
 
-std::unique_ptr<PrefetchPolicy> combine_prefetch(std::string name,
-                                                 std::vector<std::unique_ptr<PrefetchPolicy>> parts,
-                                                 const PolicyContext& ctx) {
-  return std::make_unique<CombinedPrefetch>(std::move(name), std::move(parts), ctx);
+// The prefetch family's look-up: a name may combine registered prefetch policies with '+'.
+std::unique_ptr<PrefetchPolicy> make_prefetch_policy(const std::string& n, const PolicyContext& c) {
+  if (n.find('+') == std::string::npos) return make_registered<PrefetchPolicy>("prefetch", n, c);
+  std::vector<std::unique_ptr<PrefetchPolicy>> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const auto plus = n.find('+', start);
+    const std::string part = n.substr(start, plus == std::string::npos ? n.npos : plus - start);
+    if (part.empty())
+      throw UserError("--prefetch: empty name in combined prefetch policy '" + n + "'");
+    parts.push_back(make_registered<PrefetchPolicy>("prefetch", part, c.for_policy(part)));
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  return std::make_unique<CombinedPrefetch>(n, std::move(parts), c);
 }
 
 }  // namespace uvmsim

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "policies/policy.h"
+#include "policies/registry.h"
 #include "sim/cli/commands.h"
 #include "sim/simulator.h"
 #include "sim/sweep/files.h"

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "policies/policy.h"
+#include "policies/registry.h"
 #include "sim/simulator.h"
 #include "sim/sweep/files.h"
 #include "sim/sweep/identity.h"

@@ -22,6 +22,7 @@
 #include <algorithm>
 
 #include "policies/eviction/region_list.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

@@ -1,7 +1,7 @@
 // LEU's statistics, independent of the driver: a clock, a trace sampler feeding the Ref RIT, and
 // per-block TESLA state (Chen et al., MEMSYS'19, §3.2-§3.3). It works on a trace of
 // (block, reference) ids, so the paper's worked examples run on it directly; the eviction policy
-// (leu_eviction.cpp) maps GPU accesses onto it and ranks 2 MB chunks from its block priorities.
+// (leu.cpp) maps GPU accesses onto it and ranks 2 MB chunks from its block priorities.
 //
 // Per access of a block (all O(1), no allocation):
 //  * the block's last access time and reference are updated: TESLA = now - last access, and the

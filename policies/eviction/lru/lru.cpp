@@ -5,6 +5,7 @@
 // eviction) are made observable; a region whose sample page is accessed (an access-counter
 // notification) is moved to the tail, out of danger. The victim is the head.
 #include "policies/eviction/region_list.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

@@ -3,6 +3,7 @@
 // across cycles there; MRU keeps the first regions of the cycle). It shows the parts every
 // eviction policy has: state kept from notifications, a victim choice, and a declared knob.
 #include "policies/eviction/region_list.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

@@ -40,6 +40,7 @@
 
 #include "core/error.h"
 #include "policies/policy.h"
+#include "policies/registry.h"
 #include "traces/trace.h"
 
 namespace uvmsim {

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "policies/policy.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

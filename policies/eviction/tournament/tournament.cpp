@@ -13,8 +13,9 @@
 #include <algorithm>
 #include <sstream>
 
-#include "policies/forwarding.h"
 #include "core/error.h"
+#include "policies/forwarding.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

@@ -7,8 +7,9 @@
 // (first touch of uninitialised memory) are populated on the GPU as usual: there is nothing to
 // read remotely. Only `access_counters.count` counters exist, so with many hot regions counters
 // are recycled before they reach the threshold, one of the limits the paper describes (§III-D).
-#include "policies/policy.h"
 #include "core/units.h"
+#include "policies/policy.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

@@ -3,7 +3,7 @@
 // runtime's GPU object table (§4.1 "GOT") with each object's location, and the mapping decisions
 // at a target-region (kernel) invocation for RLM (§3.2), GLM (§3.3), RDM (§3.4, with partial
 // mapping) and the object-level LRU reference (§5.2). Implicit vs explicit transfer (§3.1) is
-// decided per object by its access density. The placement policy (object_placement.cpp) turns
+// decided per object by its access density. The placement policy (objects.cpp) turns
 // the decisions into driver actions; the unit tests check them on the paper's examples.
 #pragma once
 

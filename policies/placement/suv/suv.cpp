@@ -18,6 +18,7 @@
 
 #include "policies/placement/suv/suv_plan.h"
 #include "policies/policy.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

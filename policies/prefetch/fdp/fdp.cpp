@@ -7,6 +7,7 @@
 // every outcome re-decides: aggressive if more than `switch_fraction` of all outcomes so far
 // were accesses, conservative otherwise. Counts are cumulative, as in Algorithm 2.
 #include "policies/prefetch/feedback_queue.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

@@ -12,6 +12,7 @@
 //    regions still in use.
 #include <algorithm>
 #include "policies/prefetch/feedback_queue.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

@@ -2,6 +2,7 @@
 // page migrates to the faulting GPU unless its preferred location is the CPU, in which case the
 // GPU maps the host copy remotely (the CPU is accessible over the link) and nothing migrates.
 #include "policies/policy.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

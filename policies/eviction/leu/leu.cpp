@@ -26,6 +26,7 @@
 
 #include "policies/eviction/leu/leu_model.h"
 #include "policies/policy.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

@@ -6,6 +6,7 @@
 // allocated/migrated-in", not LRU. The victim is the head of UNUSED, else the head of USED.
 // ObservUVM calls it LRM, Least Recently Migrated (§II-D); `lrm` is an alias.
 #include "policies/eviction/region_list.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

@@ -1,6 +1,7 @@
 // Prefetching disabled (uvm_perf_prefetch_enable=0): only the faulted 4 KB pages migrate, which
 // is how Allen & Ge measure the raw fault cost (§III-C).
 #include "policies/policy.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

@@ -3,6 +3,7 @@
 // policy over LRU, LFU and CP, TM+ adds feedback-driven prefetching, TM++ region-grain
 // prefetching as well. ACBM is the access-counter baseline of §VII-B.
 #include "policies/policy.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "policies/policy.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 

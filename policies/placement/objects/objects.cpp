@@ -18,6 +18,7 @@
 
 #include "policies/placement/objects/object_manager.h"
 #include "policies/policy.h"
+#include "policies/registry.h"
 
 namespace uvmsim {
 namespace {

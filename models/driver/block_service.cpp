@@ -1,0 +1,141 @@
+#include "models/driver/block_service.h"
+
+#include <algorithm>
+
+namespace uvmsim {
+
+std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceTimes& st,
+                                    bool& throttled) {
+  const VaRange* r = dc_.va().find_range(faults.front().page_va);
+  if (!r || !r->managed) return 0;  // the GPU model never faults outside managed ranges
+  VaBlock& b = dc_.va().blocks()[dc_.va().block_index(*r, faults.front().page_va)];
+  st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
+  ++dc_.stats().va_blocks_serviced;
+
+  const Classified c = classify(b, faults, st.cpu, throttled);
+  if (c.remote.any()) map_remote(b, c.remote, st);
+  if (c.faulted.any()) {
+    PageMask prefetch = choose_prefetch(b, c.faulted, c.remote, st.cpu);
+    if (prefetch.any()) {
+      // onPrefetch, then the prefetch policy may keep feedback samples of it on the host.
+      policies_.each_for(b, [&](PolicyBase& p) { p.on_prefetch(b, prefetch, st.cpu); });
+      observations_.observe_prefetch(b, prefetch, st);
+    }
+    residency_.make_resident_gpu(b, c.faulted, prefetch, HtodCause::Demand, st, &c.writes);
+    observations_.on_fault(b.id);
+    for (unsigned p = c.faulted.find_next(0); p < kPagesPerBlock; p = c.faulted.find_next(p + 1))
+      policies_.each_for(b, [&](PolicyBase& x) { x.on_page_fault(b, p, st.cpu); });
+  }
+  if (c.faulted.any() || c.remote.any() || c.collapsed) {
+    ++b.mapping_gen;  // PTE writes + TLB invalidate
+    b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
+  }
+  return c.duplicates;
+}
+
+BlockService::Classified BlockService::classify(VaBlock& b, std::span<const BatchFault> faults,
+                                                Tick now, bool& throttled) {
+  auto& s = dc_.stats();
+  const PlacementState& place = pool_.placement();
+  Classified c;
+  unsigned prev = ~0u;
+  for (const BatchFault& f : faults) {
+    const unsigned page = VaSpace::page_index(f.page_va);
+    if (page == prev) {
+      ++s.faults_duplicate;
+      ++c.duplicates;
+      continue;
+    }
+    prev = page;
+    const bool write = f.kind >= AccessKind::Write;
+    if (b.remote_mapped.test(page) ||
+        (b.gpu_resident.test(page) && !(write && b.read_only_gpu.test(page)))) {
+      ++s.faults_already_resident;
+      continue;
+    }
+    switch (thrashing_.get_hint(b.id, page, Processor::Gpu, now)) {
+      case ThrashingDetector::Hint::Throttle:
+        ++s.faults_throttled;
+        ++s.throttle_hints;
+        throttled = true;
+        continue;
+      case ThrashingDetector::Hint::Pin:
+        ++s.pin_hints;
+        if (!b.gpu_resident.test(page)) c.remote.set(page);
+        continue;
+      case ThrashingDetector::Hint::None:
+        break;
+    }
+    ++s.faults_serviced;
+    if (write && b.gpu_resident.test(page)) {
+      // Write to a read-duplicated page: collapse to the GPU copy, invalidate the CPU's.
+      b.cpu_resident.reset(page);
+      b.read_only_gpu.reset(page);
+      b.dirty.set(page);
+      c.collapsed = true;
+      continue;
+    }
+    if (place.active() && place.block(b.id).no_migrate.test(page)) {
+      // suvSetNoMigrateRegion / host pin: the driver never migrates it; the GPU maps it.
+      ++s.placement.no_migrate_remote_maps;
+      c.remote.set(page);
+    } else if (policies_.placement().place(b, page, f.kind, now) ==
+               PlacementPolicy::Decision::MapRemote) {
+      c.remote.set(page);
+    } else if (!b.has_chunk && !pool_.chunk_obtainable(b)) {
+      // Every chunk this block could take is pinned or reserved for others: serve it remotely.
+      ++s.placement.no_chunk_remote_maps;
+      c.remote.set(page);
+    } else {
+      c.faulted.set(page);
+      if (write) c.writes.set(page);
+    }
+  }
+  return c;
+}
+
+void BlockService::map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& st) {
+  // Pages resident nowhere are populated in host memory first (zero-filled, no copy).
+  const PageMask fresh = minus(minus(remote, b.cpu_resident), b.gpu_resident);
+  b.cpu_resident |= fresh;
+  b.remote_mapped |= remote;
+  const unsigned n = remote.count();
+  dc_.stats().remote_maps += n;
+  st.cpu += ns_to_ps(dc_.cfg.cost.page_ns) * n;
+  if (dc_.log().enabled())
+    dc_.log().row(st.cpu, "remote_map", dc_.log_batch, b.page_va(remote.find_next(0)),
+                  std::uint64_t{n} * kPageSize, "", "demand", n, 0);
+}
+
+PageMask BlockService::choose_prefetch(VaBlock& b, const PageMask& faulted, const PageMask& remote,
+                                       Tick now) {
+  PageMask prefetch;
+  // Prefetch only if every faulted page of the block goes to one processor (the GPU here),
+  // only towards the preferred location if there is one, and after min_faults faults.
+  if (b.last_migration_dest != Processor::Gpu) {
+    b.fault_migrations_to_last_proc = 0;
+    b.last_migration_dest = Processor::Gpu;
+  }
+  b.fault_migrations_to_last_proc += faulted.count();
+  const bool gated = remote.none() && (b.preferred == PreferredLocation::None ||
+                                       b.preferred == PreferredLocation::Gpu);
+  if (!gated || b.fault_migrations_to_last_proc < dc_.cfg.driver.prefetch_min_faults)
+    return prefetch;
+  if (b.preferred == PreferredLocation::Gpu && b.gpu_count == 0 && b.cpu_resident.none()) {
+    prefetch = b.valid_mask();  // first touch at the preferred location: whole block
+  } else {
+    policies_.prefetch().compute(PrefetchPolicy::Request{b, Processor::Gpu, b.gpu_resident, faulted,
+                                                         thrashing_.thrashing_pages(b.id), now},
+                                 prefetch);
+  }
+  prefetch &= b.valid_mask();
+  prefetch.and_not(faulted);
+  prefetch.and_not(b.gpu_resident);
+  const PlacementState& place = pool_.placement();
+  if (place.active()) prefetch.and_not(place.block(b.id).no_migrate);  // host pins stay
+  // An observed region's sample pages stay on the host until the GPU touches them.
+  if (const ObservedRegion* o = observations_.find(b.id)) prefetch.and_not(o->samples);
+  return prefetch;
+}
+
+}  // namespace uvmsim

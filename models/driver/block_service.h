@@ -1,0 +1,58 @@
+// Servicing the faults of one VA block in a batch (uvm_gpu_replayable_faults.c
+// service_fault_batch_block_locked → uvm_va_block_service_locked; uvm-driver.md §2, §1):
+// classify each faulted page (duplicate, already resident, throttled or pinned by the thrashing
+// detector, a write to a read-duplicated page, mapped remotely by the placement, or migrated),
+// choose the pages to prefetch with them, make them resident, and tell the policies.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "models/driver/driver_context.h"
+#include "models/driver/fault_batch.h"
+#include "models/driver/observation_service.h"
+#include "models/driver/policy_set.h"
+#include "models/driver/residency.h"
+#include "models/driver/root_chunk_pool.h"
+#include "models/thrashing.h"
+
+namespace uvmsim {
+
+class BlockService {
+ public:
+  BlockService(DriverContext& dc, RootChunkPool& pool, PolicySet& policies,
+               ThrashingDetector& thrashing, ObservationService& observations, Residency& residency)
+      : dc_(dc),
+        pool_(pool),
+        policies_(policies),
+        thrashing_(thrashing),
+        observations_(observations),
+        residency_(residency) {}
+
+  /// Services `faults` (sorted, all in one VA block) of the current batch. Sets `throttled` if
+  /// the thrashing detector held a fault back; returns the duplicates found.
+  std::uint64_t service(std::span<const BatchFault> faults, ServiceTimes& st, bool& throttled);
+
+ private:
+  /// What the faults of one block asked for, page by page.
+  struct Classified {
+    PageMask faulted;        ///< to migrate to the GPU
+    PageMask remote;         ///< to map remotely (zero-copy)
+    PageMask writes;         ///< faulted pages written
+    bool collapsed = false;  ///< a write ended read duplication of a GPU-resident page
+    std::uint64_t duplicates = 0;
+  };
+  Classified classify(VaBlock& b, std::span<const BatchFault> faults, Tick now, bool& throttled);
+  void map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& st);
+  /// The tree prefetcher's (or the prefetch policy's) pages to migrate with `faulted`.
+  PageMask choose_prefetch(VaBlock& b, const PageMask& faulted, const PageMask& remote, Tick now);
+
+  DriverContext& dc_;
+  RootChunkPool& pool_;
+  PolicySet& policies_;
+  ThrashingDetector& thrashing_;
+  ObservationService& observations_;
+  Residency& residency_;
+};
+
+}  // namespace uvmsim

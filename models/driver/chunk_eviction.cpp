@@ -1,0 +1,44 @@
+#include "models/driver/chunk_eviction.h"
+
+namespace uvmsim {
+
+void ChunkEviction::evict(VaBlock& v, ServiceTimes& st) {
+  auto& s = dc_.stats();
+  const PageMask pages = v.gpu_resident;
+  // No dirty tracking in the driver: every GPU-resident page is copied back, except pages that
+  // also have a valid CPU copy (read duplication). dirty-only write-back is a what-if option.
+  PageMask copy = minus(pages, v.cpu_resident);
+  if (dc_.cfg.driver.evict_dirty_only) copy &= v.dirty;
+  std::uint64_t bytes = 0;
+  const Tick start = st.cpu;
+  copy.for_each_run([&](unsigned a, unsigned e) {
+    PageMask run;
+    run.set_range(a, e);
+    std::uint64_t rb = 0;
+    copies_.copy_runs(v, run, false, to_string(DtohCause::Eviction), start, st, rb);
+    s.add_dtoh(DtohCause::Eviction, rb);
+    bytes += rb;
+  });
+  ++s.evictions;
+  s.evicted_pages += pages.count();
+  if (dc_.log().enabled())
+    dc_.log().row(start, "eviction", dc_.log_batch, v.start + (Addr{v.first_page} << kPageShift),
+                  bytes, "dtoh", "eviction", pages.count(), 0);
+  v.cpu_resident |= pages;
+  // With access-counter migration on, evicted pages are mapped back remotely
+  // (uvm_perf_map_remote_on_eviction) and the counters can bring them back.
+  if (counters_.counting()) v.remote_mapped |= counters_.remap_on_eviction(v, pages);
+  v.gpu_resident.clear();
+  v.gpu_count = 0;
+  v.read_only_gpu.clear();
+  v.dirty.clear();
+  v.has_chunk = false;
+  ++v.mapping_gen;
+  pool_.release(v);
+  // Policies see an observed region's observation during on_eviction ("evicted before being
+  // accessed", negative feedback); it ends right after.
+  policies_.each_for(v, [&](PolicyBase& p) { p.on_eviction(v, st.cpu); });
+  observations_.on_evicted(v);
+}
+
+}  // namespace uvmsim

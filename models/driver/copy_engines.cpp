@@ -1,0 +1,27 @@
+#include "models/driver/copy_engines.h"
+
+#include <algorithm>
+
+namespace uvmsim {
+
+CopyEngines::CopyEngines(DriverContext& dc) : dc_(dc) {
+  htod_.configure(&dc.cfg.link.htod, ns_to_ps(dc.cfg.cost.copy_run_ns));
+  dtoh_.configure(&dc.cfg.link.dtoh, ns_to_ps(dc.cfg.cost.copy_run_ns));
+}
+
+void CopyEngines::copy_runs(const VaBlock& b, const PageMask& pages, bool htod, const char* cause,
+                            Tick start, ServiceTimes& st, std::uint64_t& bytes_out) {
+  CopyEngine& ce = htod ? htod_ : dtoh_;
+  pages.for_each_run([&](unsigned s, unsigned e) {
+    const std::uint64_t bytes = std::uint64_t{e - s} * kPageSize;
+    Tick begin;
+    const Tick done = ce.submit(start, bytes, begin);
+    st.copy_done = std::max(st.copy_done, done);
+    bytes_out += bytes;
+    if (dc_.log().enabled())
+      dc_.log().row(begin, "migration", dc_.log_batch, b.page_va(s), bytes, htod ? "htod" : "dtoh",
+                    cause, e - s, done - begin);
+  });
+}
+
+}  // namespace uvmsim

@@ -1,0 +1,27 @@
+// The GPU's copy engines as the driver uses them: one per direction, each fed with copy runs
+// (contiguous pages of one VA block) that it moves one after another (models/timing.h). Each run
+// is one CUPTI-visible transfer; the event log gets a "migration" row per run.
+#pragma once
+
+#include <cstdint>
+
+#include "models/driver/driver_context.h"
+#include "models/timing.h"
+#include "state/page_mask.h"
+
+namespace uvmsim {
+
+class CopyEngines {
+ public:
+  explicit CopyEngines(DriverContext& dc);
+  /// Queues one copy per contiguous run of `pages` of `b`, no earlier than `start`, host to
+  /// device if `htod`; st.copy_done becomes the latest completion; adds the bytes to `bytes_out`.
+  void copy_runs(const VaBlock& b, const PageMask& pages, bool htod, const char* cause, Tick start,
+                 ServiceTimes& st, std::uint64_t& bytes_out);
+
+ private:
+  DriverContext& dc_;
+  CopyEngine htod_, dtoh_;
+};
+
+}  // namespace uvmsim

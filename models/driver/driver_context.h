@@ -1,0 +1,53 @@
+// What every part of the driver model shares: the simulation context (configuration, event queue,
+// VA space, statistics, event log), the current fault batch's id for event-log rows, and the
+// driver's clock for requests that arrive outside the service thread.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/types.h"
+#include "models/sim_context.h"
+
+namespace uvmsim {
+
+struct DriverContext {
+  SimContext& sim;
+  const SimConfig& cfg;
+  std::uint32_t batch_id = 0;   ///< the latest fault batch's id (1, 2, ...)
+  std::int64_t log_batch = -1;  ///< batch id for event-log rows, -1 outside fault batches
+  Tick clock = 0;  ///< time of the latest hook or access notification (for action wake-ups)
+
+  Stats& stats() { return sim.stats; }
+  EventLog& log() { return sim.log; }
+  VaSpace& va() { return sim.va; }
+  VaBlock& block(std::uint32_t id) { return sim.va.blocks()[id]; }
+};
+
+/// Time cursors of one unit of driver work on the serial service thread.
+struct ServiceTimes {
+  Tick cpu;        ///< driver CPU time cursor
+  Tick copy_done;  ///< latest copy completion of the current unit of work
+};
+
+/// Calls f(block, first_page, end_page) for every managed VA block overlapping [va, va+size),
+/// with the overlapping valid pages of the block.
+template <typename F>
+void for_each_block_page(VaSpace& space, Addr va, std::uint64_t size, F&& f) {
+  const Addr end = va + size;
+  for (const auto& r : space.ranges()) {
+    if (!r.managed) continue;
+    const Addr lo = std::max(va, r.base), hi = std::min(end, r.base + r.size);
+    if (lo >= hi) continue;
+    for (Addr a = lo; a < hi;) {
+      const Addr bend = std::min(hi, (a & ~(kBlockSize - 1)) + kBlockSize);
+      VaBlock& b = space.blocks()[space.block_index(r, a)];
+      const unsigned p0 = VaSpace::page_index(a);
+      const unsigned p1 = static_cast<unsigned>(((bend - 1) & (kBlockSize - 1)) >> kPageShift) + 1;
+      f(b, std::max(p0, b.first_page), std::min(p1, b.end_page));
+      a = bend;
+    }
+  }
+}
+
+}  // namespace uvmsim

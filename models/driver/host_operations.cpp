@@ -1,0 +1,120 @@
+#include "models/driver/host_operations.h"
+
+#include <algorithm>
+
+namespace uvmsim {
+
+Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Tick t) {
+  auto& s = dc_.stats();
+  ServiceTimes st{t, t};
+  const bool write = kind >= AccessKind::Write;
+  for_each_block_page(dc_.va(), va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+    for (unsigned p = p0; p < p1; ++p) {
+      const bool on_gpu = b.gpu_resident.test(p), on_cpu = b.cpu_resident.test(p);
+      if (on_cpu) {
+        if (write && on_gpu) {  // a CPU write ends read duplication
+          PageMask one;
+          one.set(p);
+          b.read_only_gpu.reset(p);
+          if (pool_.placement().active()) pool_.unpin_leaving(b, one, st.cpu);
+          residency_.clear_gpu_resident(b, one, st.cpu);
+          ++b.mapping_gen;
+        }
+        continue;
+      }
+      if (!on_gpu) {  // first touch on the CPU: populated in host memory, no transfer
+        b.cpu_resident.set(p);
+        ++s.cpu_first_touch_pages;
+        continue;
+      }
+      const auto hint = thrashing_.get_hint(b.id, p, Processor::Cpu, st.cpu);
+      if (hint == ThrashingDetector::Hint::Throttle) {
+        ++s.throttle_hints;
+        const auto& th = dc_.cfg.thrashing;
+        st.cpu += static_cast<Tick>(th.lapse_us * th.nap * kPsPerUs);
+      } else if (hint == ThrashingDetector::Hint::Pin) {
+        ++s.pin_hints;
+        continue;  // stays on the GPU; the CPU accesses it remotely
+      }
+      cpu_fault(b, p, st);
+    }
+  });
+  return std::max(st.cpu, st.copy_done);
+}
+
+void HostOperations::cpu_fault(VaBlock& b, unsigned page, ServiceTimes& st) {
+  // The faulted page plus the tree prefetcher's choice, towards the CPU.
+  ++dc_.stats().cpu_faults;
+  st.cpu += ns_to_ps(dc_.cfg.cost.cpu_fault_ns);
+  PageMask faulted, prefetch;
+  faulted.set(page);
+  if (b.last_migration_dest != Processor::Cpu) {
+    b.fault_migrations_to_last_proc = 0;
+    b.last_migration_dest = Processor::Cpu;
+  }
+  ++b.fault_migrations_to_last_proc;
+  if (b.preferred != PreferredLocation::Gpu &&
+      b.fault_migrations_to_last_proc >= dc_.cfg.driver.prefetch_min_faults) {
+    policies_.prefetch().compute(PrefetchPolicy::Request{b, Processor::Cpu, b.cpu_resident, faulted,
+                                                         thrashing_.thrashing_pages(b.id), st.cpu},
+                                 prefetch);
+  }
+  residency_.migrate_to_cpu(b, faulted | prefetch, DtohCause::CpuFault, st);
+  st.cpu = std::max(st.cpu, st.copy_done);
+}
+
+Tick HostOperations::user_prefetch(Addr va, std::uint64_t size, Processor dest, Tick t) {
+  ServiceTimes st{t + ns_to_ps(dc_.cfg.cost.user_prefetch_ns), t};
+  for_each_block_page(dc_.va(), va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+    PageMask pages;
+    pages.set_range(p0, p1);
+    st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
+    if (dest != Processor::Gpu) {
+      residency_.migrate_to_cpu(b, pages, DtohCause::UserPrefetch, st);
+      return;
+    }
+    const PlacementState& place = pool_.placement();
+    if (place.active()) {
+      pages.and_not(place.block(b.id).host_pinned);  // host pins stay on the host
+      if (pages.none() || (!b.has_chunk && !pool_.chunk_obtainable(b))) return;
+    }
+    if (observations_.find(b.id)) observations_.drop(b, false);
+    residency_.make_resident_gpu(b, pages, PageMask{}, HtodCause::UserPrefetch, st, nullptr);
+    b.remote_mapped.and_not(b.gpu_resident);
+    ++b.mapping_gen;
+    b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
+  });
+  return std::max(st.cpu, st.copy_done);
+}
+
+void HostOperations::advise(Addr va, std::uint64_t size, trace::Advice advice, Processor device) {
+  using trace::Advice;
+  for_each_block_page(dc_.va(), va, size, [&](VaBlock& b, unsigned, unsigned) {
+    if (observations_.find(b.id)) observations_.drop(b, false);
+    switch (advice) {
+      case Advice::SetPreferredLocation:
+        b.preferred = device == Processor::Cpu ? PreferredLocation::Cpu : PreferredLocation::Gpu;
+        break;
+      case Advice::UnsetPreferredLocation:
+        b.preferred = PreferredLocation::None;
+        b.remote_mapped.clear();
+        break;
+      case Advice::SetAccessedBy:
+        if (device == Processor::Gpu) b.accessed_by_gpu = true;
+        break;
+      case Advice::UnsetAccessedBy:
+        if (device == Processor::Gpu) b.accessed_by_gpu = false;
+        break;
+      case Advice::SetReadMostly:
+        b.read_mostly = true;
+        break;
+      case Advice::UnsetReadMostly:
+        b.read_mostly = false;
+        b.read_only_gpu.clear();
+        break;
+    }
+    ++b.mapping_gen;
+  });
+}
+
+}  // namespace uvmsim

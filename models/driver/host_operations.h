@@ -1,0 +1,49 @@
+// The driver's host-side entry points (uvm-driver.md §3, §7): CPU page faults on managed memory
+// (the faulted page plus the tree prefetcher's choice migrate to the host; read-duplicated pages
+// are kept), cudaMemPrefetchAsync and cudaMemAdvise. Each returns when the host may continue.
+#pragma once
+
+#include <cstdint>
+
+#include "models/driver/driver_context.h"
+#include "models/driver/observation_service.h"
+#include "models/driver/policy_set.h"
+#include "models/driver/residency.h"
+#include "models/driver/root_chunk_pool.h"
+#include "models/thrashing.h"
+#include "traces/trace.h"
+
+namespace uvmsim {
+
+class HostOperations {
+ public:
+  HostOperations(DriverContext& dc, RootChunkPool& pool, PolicySet& policies,
+                 ThrashingDetector& thrashing, ObservationService& observations,
+                 Residency& residency)
+      : dc_(dc),
+        pool_(pool),
+        policies_(policies),
+        thrashing_(thrashing),
+        observations_(observations),
+        residency_(residency) {}
+
+  /// The CPU touches [va, va+size) at `t`; returns when it may continue.
+  Tick cpu_access(Addr va, std::uint64_t size, AccessKind kind, Tick t);
+  /// cudaMemPrefetchAsync of [va, va+size) to `dest` at `t`; returns when it completes.
+  Tick user_prefetch(Addr va, std::uint64_t size, Processor dest, Tick t);
+  /// cudaMemAdvise on the range's VA blocks (no host time modelled).
+  void advise(Addr va, std::uint64_t size, trace::Advice advice, Processor device);
+
+ private:
+  /// A CPU fault on GPU-resident `page` of `b`.
+  void cpu_fault(VaBlock& b, unsigned page, ServiceTimes& st);
+
+  DriverContext& dc_;
+  RootChunkPool& pool_;
+  PolicySet& policies_;
+  ThrashingDetector& thrashing_;
+  ObservationService& observations_;
+  Residency& residency_;
+};
+
+}  // namespace uvmsim

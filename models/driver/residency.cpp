@@ -1,0 +1,137 @@
+#include "models/driver/residency.h"
+
+#include <algorithm>
+
+namespace uvmsim {
+
+void Residency::set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
+  const bool was_empty = b.gpu_count == 0;
+  b.gpu_resident |= pages;
+  b.gpu_count = b.gpu_resident.count();
+  if (was_empty && b.gpu_count)
+    policies_.each_for(b, [&](PolicyBase& p) { p.on_populated(b, now); });
+}
+
+void Residency::clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
+  const bool was_empty = b.gpu_count == 0;
+  b.gpu_resident.and_not(pages);
+  b.gpu_count = b.gpu_resident.count();
+  if (!was_empty && b.gpu_count == 0 && b.has_chunk)
+    policies_.each_for(b, [&](PolicyBase& p) { p.on_emptied(b, now); });
+}
+
+unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const PageMask& prefetch,
+                                      HtodCause demand_cause, ServiceTimes& st,
+                                      const PageMask* writes, bool track_thrashing) {
+  PageMask want = demand | prefetch;
+  want &= b.valid_mask();
+  want.and_not(b.gpu_resident);
+  if (want.none()) return 0;
+  Tick ready = st.cpu;
+  if (!b.has_chunk) ready = std::max(ready, allocate_chunk(b, st));
+
+  const PageMask from_cpu = want & b.cpu_resident;
+  const PageMask zero = minus(want, b.cpu_resident);
+  if (zero.any()) {
+    dc_.stats().zero_filled_pages += zero.count();
+    if (dc_.log().enabled())
+      dc_.log().row(ready, "zero_fill", dc_.log_batch, b.page_va(zero.find_next(0)),
+                    std::uint64_t{zero.count()} * kPageSize, "", "", zero.count(), 0);
+  }
+  // Per-page host work (CPU unmap, PTE set-up) precedes the copies it enables.
+  st.cpu += ns_to_ps(dc_.cfg.cost.page_ns) * want.count();
+  ready = std::max(ready, st.cpu);
+  copy_in(b, from_cpu, demand, demand_cause, ready, st);
+
+  if (b.read_mostly) {
+    // Read duplication: the CPU keeps its copy of pages that were only read.
+    PageMask dup = from_cpu;
+    if (writes) dup.and_not(*writes);
+    b.read_only_gpu |= dup;
+    b.cpu_resident.and_not(minus(from_cpu, dup));
+  } else {
+    b.cpu_resident.and_not(want);
+  }
+  if (writes) b.dirty |= (*writes & want);
+  set_gpu_resident(b, want, st.cpu);
+  for (unsigned p = want.find_next(0); track_thrashing && p < kPagesPerBlock;
+       p = want.find_next(p + 1)) {
+    if (thrashing_.on_migration(b.id, p, Processor::Gpu, st.cpu)) ++dc_.stats().thrashing_pages;
+  }
+  st.copy_done = std::max(st.copy_done, ready);
+  return want.count();
+}
+
+void Residency::copy_in(VaBlock& b, const PageMask& from_cpu, const PageMask& demand,
+                        HtodCause demand_cause, Tick ready, ServiceTimes& st) {
+  // Copy runs in address order; a run is split where the cause changes, as CUPTI reports a
+  // faulted page and its prefetched neighbours as separate transfers (calibration-facts.md).
+  const PageMask dem = from_cpu & demand, pre = minus(from_cpu, demand);
+  for (unsigned i = from_cpu.find_next(0); i < kPagesPerBlock;) {
+    const bool is_demand = dem.test(i);
+    const PageMask& m = is_demand ? dem : pre;
+    const unsigned j = m.find_next_clear(i);
+    PageMask run;
+    run.set_range(i, j);
+    std::uint64_t bytes = 0;
+    const HtodCause cause = is_demand ? demand_cause : HtodCause::Prefetch;
+    copies_.copy_runs(b, run, true, to_string(cause), ready, st, bytes);
+    dc_.stats().add_htod(cause, bytes);
+    i = from_cpu.find_next(j);
+  }
+}
+
+Tick Residency::allocate_chunk(VaBlock& b, ServiceTimes& st) {
+  ++dc_.stats().chunk_allocations;
+  Tick ready = st.cpu;
+  // A free chunk, or the victim whose chunk `b` takes (the eviction policy's for the general
+  // pool; the placement partition decides when chunks are pinned or reserved).
+  const std::uint32_t victim = pool_.choose_victim(b, st.cpu);
+  if (victim == kNoBlock) {
+    pool_.take_free_chunk(st);
+    ready = st.cpu;
+  } else {
+    ServiceTimes ev{st.cpu + ns_to_ps(dc_.cfg.cost.eviction_ns), st.cpu};
+    eviction_.evict(dc_.block(victim), ev);
+    st.cpu = ev.cpu;
+    st.copy_done = std::max(st.copy_done, ev.copy_done);
+    // The refill of the recycled chunk is ordered after the copy-out (root chunk tracker).
+    ready = std::max(ev.cpu, ev.copy_done);
+  }
+  pool_.assign(b);
+  policies_.each_for(b, [&](PolicyBase& p) { p.on_chunk_allocated(b, st.cpu); });
+  // block_zero_new_gpu_chunk: every page of the new chunk resident nowhere is zeroed on the GPU.
+  const PageMask nowhere = minus(minus(b.valid_mask(), b.cpu_resident), b.gpu_resident);
+  if (nowhere.any()) {
+    const auto& c = dc_.cfg;
+    const double gbps = c.cost.zero_fill_gbps > 0 ? c.cost.zero_fill_gbps : c.hbm.bandwidth_gbps;
+    ready += static_cast<Tick>(static_cast<double>(nowhere.count()) * kPageSize * 1000.0 / gbps);
+  }
+  return ready;
+}
+
+void Residency::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause cause,
+                               ServiceTimes& st) {
+  const PageMask pages = pages_in & b.gpu_resident;
+  if (pages.none()) return;
+  const PageMask copy = minus(pages, b.cpu_resident);
+  copy.for_each_run([&](unsigned a, unsigned e) {
+    PageMask run;
+    run.set_range(a, e);
+    std::uint64_t rb = 0;
+    copies_.copy_runs(b, run, false, to_string(cause), st.cpu, st, rb);
+    dc_.stats().add_dtoh(cause, rb);
+  });
+  b.cpu_resident |= pages;
+  b.read_only_gpu.and_not(pages);
+  b.dirty.and_not(pages);
+  if (pool_.placement().active()) pool_.unpin_leaving(b, pages, st.cpu);
+  clear_gpu_resident(b, pages, st.cpu);
+  ++b.mapping_gen;
+  if (cause == DtohCause::CpuFault) {
+    for (unsigned p = pages.find_next(0); p < kPagesPerBlock; p = pages.find_next(p + 1))
+      if (thrashing_.on_migration(b.id, p, Processor::Cpu, st.cpu)) ++dc_.stats().thrashing_pages;
+  }
+}
+
+}  // namespace uvmsim

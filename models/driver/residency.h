@@ -1,0 +1,55 @@
+// Making pages resident (uvm_va_block_make_resident, uvm-driver.md §5, §6): migrating pages of a
+// VA block to the GPU (a chunk first, evicting if the pool is full; zero-fill of pages resident
+// nowhere; copy runs split where the cause changes) or back to the host, with the per-page host
+// work, read duplication, thrashing bookkeeping and the policies' residency events.
+#pragma once
+
+#include <cstdint>
+
+#include "models/driver/chunk_eviction.h"
+#include "models/driver/copy_engines.h"
+#include "models/driver/driver_context.h"
+#include "models/driver/policy_set.h"
+#include "models/driver/root_chunk_pool.h"
+#include "models/thrashing.h"
+
+namespace uvmsim {
+
+class Residency {
+ public:
+  Residency(DriverContext& dc, RootChunkPool& pool, PolicySet& policies,
+            ThrashingDetector& thrashing, CopyEngines& copies, ChunkEviction& eviction)
+      : dc_(dc),
+        pool_(pool),
+        policies_(policies),
+        thrashing_(thrashing),
+        copies_(copies),
+        eviction_(eviction) {}
+
+  /// Makes `demand | prefetch` of `b` resident on the GPU; `writes` (may be null) become dirty.
+  /// Returns the number of pages newly resident.
+  unsigned make_resident_gpu(VaBlock& b, const PageMask& demand, const PageMask& prefetch,
+                             HtodCause demand_cause, ServiceTimes& st, const PageMask* writes,
+                             bool track_thrashing = true);
+  /// Moves `pages` of `b` from the GPU to the host (CPU fault, user prefetch, placement).
+  void migrate_to_cpu(VaBlock& b, const PageMask& pages, DtohCause cause, ServiceTimes& st);
+  /// Removes `pages` from the GPU copy (the policies hear when the block empties).
+  void clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
+
+ private:
+  /// Gets a chunk for `b`, evicting if needed. Returns when the chunk is usable.
+  Tick allocate_chunk(VaBlock& b, ServiceTimes& st);
+  void set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
+  /// Copies the host-resident pages `from_cpu` of `b` in address order, one run per cause.
+  void copy_in(VaBlock& b, const PageMask& from_cpu, const PageMask& demand, HtodCause demand_cause,
+               Tick ready, ServiceTimes& st);
+
+  DriverContext& dc_;
+  RootChunkPool& pool_;
+  PolicySet& policies_;
+  ThrashingDetector& thrashing_;
+  CopyEngines& copies_;
+  ChunkEviction& eviction_;
+};
+
+}  // namespace uvmsim

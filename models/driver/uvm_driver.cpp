@@ -1,0 +1,179 @@
+#include "models/driver/uvm_driver.h"
+
+#include <algorithm>
+
+namespace uvmsim {
+
+UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interrupt& irq,
+                     std::uint64_t capacity_chunks, std::filesystem::path trace_path,
+                     const trace::Hints* hints)
+    : dc_{ctx, ctx.cfg},
+      buffer_(buffer),
+      irq_(irq),
+      policies_(placement_),
+      pool_(dc_, placement_, policies_, capacity_chunks),
+      copies_(dc_),
+      observations_(dc_, counters, policies_, pool_),
+      counter_service_(dc_, counters, pool_, policies_, thrashing_, observations_),
+      eviction_(dc_, copies_, pool_, policies_, observations_, counter_service_),
+      residency_(dc_, pool_, policies_, thrashing_, copies_, eviction_),
+      blocks_(dc_, pool_, policies_, thrashing_, observations_, residency_),
+      host_(dc_, pool_, policies_, thrashing_, observations_, residency_),
+      facade_(dc_, {pool_, policies_, observations_, counter_service_, residency_},
+              std::move(trace_path), hints, [this](Tick t) { request_service(t); }),
+      batch_(ctx.cfg.driver) {
+  thrashing_.configure(dc_.cfg.thrashing, ctx.va.blocks().size());
+  // Policies are created last: they may use the engine (the facade) from their constructors.
+  policies_.create(dc_.cfg, facade_);
+  observations_.activate_if_used();
+}
+
+void UvmDriver::finish_stats() {
+  observations_.finish_stats();
+  facade_.finish_stats();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bottom half (uvm-driver.md §2).
+
+void UvmDriver::wake_at(Tick t) {
+  irq_.mask();
+  dc_.sim.queue.schedule(t, EventType::DriverWake);
+}
+
+void UvmDriver::request_service(Tick now) {
+  if (irq_.masked()) return;  // running or scheduled: it will see the work
+  wake_at(now);
+}
+
+void UvmDriver::on_driver_wake(Tick now) {
+  dc_.clock = now;
+  if (!bh_running_) {
+    bh_running_ = true;
+    batches_in_run_ = throttled_in_run_ = 0;
+    replay_issued_in_run_ = false;
+    ++dc_.stats().bottom_halves;
+  }
+  start_batch(now);
+}
+
+void UvmDriver::start_batch(Tick now) {
+  if (service_other_work(now)) return;
+  const auto& d = dc_.cfg.driver;
+  if (batches_in_run_ >= d.max_batches_per_service ||
+      throttled_in_run_ >= d.max_throttle_per_service || !service_fault_batch(now)) {
+    end_bottom_half(now);
+  }
+}
+
+bool UvmDriver::service_other_work(Tick now) {
+  if (policy_work_pending()) {
+    // Observation notifications, region prefetches and observation set-up share the serial
+    // service thread with fault batches. Work that takes no driver time falls through.
+    ServiceTimes st{now, now};
+    if (service_policy_work(st)) {
+      wake_at(std::max(st.cpu, st.copy_done));
+      return true;
+    }
+  }
+  if (counter_service_.pending()) {
+    // Access-counter notifications have their own servicing path in the driver; it shares the
+    // serial service thread with fault batches here.
+    ServiceTimes st{now + ns_to_ps(dc_.cfg.cost.batch_fixed_ns), now};
+    counter_service_.service(st, residency_);
+    wake_at(std::max(st.cpu, st.copy_done));
+    return true;
+  }
+  return false;
+}
+
+bool UvmDriver::service_policy_work(ServiceTimes& st) {
+  const Tick t0 = st.cpu;
+  if (observations_.notifications_pending()) observations_.service_notifications(st, residency_);
+  facade_.service_region_prefetches(st);
+  facade_.service_deferred_actions(st);
+  if (observations_.refill_due()) observations_.refill(st, residency_);
+  return st.cpu != t0 || st.copy_done != t0;
+}
+
+bool UvmDriver::service_fault_batch(Tick now) {
+  const std::size_t fetched = batch_.fetch(buffer_, now);
+  if (fetched == 0) return false;
+  auto& s = dc_.stats();
+  s.faults_fetched += fetched;
+  s.faults_coalesced += batch_.coalesced();
+  s.add_batch(fetched);
+  ++dc_.batch_id;
+  ++batches_in_run_;
+  batch_throttled_ = false;
+
+  const auto& cost = dc_.cfg.cost;
+  Tick cpu = now + ns_to_ps(cost.batch_fixed_ns) +
+             ns_to_ps(cost.fault_entry_ns) * static_cast<Tick>(fetched);
+  if (!first_batch_done_) {
+    cpu += ns_to_ps(cost.first_fault_ns);
+    first_batch_done_ = true;
+  }
+  ServiceTimes st{cpu, cpu};
+  const std::uint64_t htod_before = s.htod_bytes;
+  dc_.log_batch = dc_.batch_id;
+  // service_fault_batch: every fault of one VA block is serviced together.
+  batch_.for_each_block([&](std::span<const BatchFault> faults) {
+    batch_.add_duplicates(blocks_.service(faults, st, batch_throttled_));
+    if (dc_.cfg.driver.replay_policy == ReplayPolicy::Block)
+      schedule_replay(std::max(st.cpu, st.copy_done));
+  });
+  dc_.log_batch = -1;
+  observations_.mark_refill_due();  // evictions and faults changed the candidates
+  const Tick end = std::max(st.cpu, st.copy_done);
+  s.batch_time_total += end - now;
+  if (dc_.log().enabled()) {
+    dc_.log().row(now, "batch", dc_.batch_id, 0, s.htod_bytes - htod_before, "", "", fetched,
+                  end - now);
+  }
+  dc_.sim.queue.schedule(end, EventType::BatchEnd, dc_.batch_id);
+  return true;
+}
+
+void UvmDriver::on_batch_end(std::uint32_t, Tick now) {
+  if (batch_throttled_) ++throttled_in_run_;
+  switch (dc_.cfg.driver.replay_policy) {
+    case ReplayPolicy::BatchFlush: {
+      // Entries between GET and the PUT cached at fetch time were never fetched: discard them.
+      // With many duplicates PUT is re-read, so faults raised during servicing go too. The
+      // discarded faults are raised again when the replay makes their warps retry.
+      const std::size_t n = batch_.flush_count(buffer_, now);
+      buffer_.discard(n);
+      dc_.stats().faults_flushed += n;
+      schedule_replay(now);
+      break;
+    }
+    case ReplayPolicy::Batch:
+      schedule_replay(now);
+      break;
+    case ReplayPolicy::Block:
+    case ReplayPolicy::Once:
+      break;
+  }
+  // The bottom half waits for the replay to complete before fetching the next batch.
+  wake_at(now + ns_to_ps(dc_.cfg.cost.replay_ns));
+}
+
+void UvmDriver::schedule_replay(Tick t) {
+  ++dc_.stats().replays;
+  replay_issued_in_run_ = true;
+  dc_.sim.queue.schedule(t + ns_to_ps(dc_.cfg.cost.replay_ns), EventType::Replay);
+}
+
+void UvmDriver::end_bottom_half(Tick now) {
+  if (!replay_issued_in_run_ && batches_in_run_ > 0) schedule_replay(now);
+  bh_running_ = false;
+  if (buffer_.empty()) {
+    irq_.unmask();
+    return;
+  }
+  // Interrupts are re-enabled; pending faults re-trigger the ISR.
+  wake_at(std::max(now, buffer_.front().valid_at) + irq_.latency());
+}
+
+}  // namespace uvmsim
