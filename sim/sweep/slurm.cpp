@@ -293,6 +293,10 @@ ExecSummary run_slurm(const std::vector<const PointSpec*>& todo, const ResultSto
     Progress progress(err, opts.progress, total, counted);
     std::size_t errors = 0;
     for (;;) {
+      // Asked before counting: once squeue says the job is gone, every task has written all it
+      // will, so the counts shown last are the final ones (counting first could show 47/48 of a
+      // job that finished in between).
+      const QueueState q = query(job.id);
       std::size_t done = 0, failed = 0;
       for (const auto& id : mine) {
         if (finished(id)) {
@@ -302,7 +306,6 @@ ExecSummary run_slurm(const std::vector<const PointSpec*>& todo, const ResultSto
           if (fs::exists(store.failure_path(id), ec)) ++failed;
         }
       }
-      const QueueState q = query(job.id);
       if (!q.error.empty()) {
         if (++errors > 30)
           throw UserError("squeue: " + q.error + " (job " + job.id +
