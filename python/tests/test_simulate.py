@@ -78,12 +78,13 @@ def test_the_events_csv_as_a_dataframe(traces, tmp_path):
     assert ev.va[0] == int(first[3], 16) and ev.time_ns[0] == float(first[0])
 
 
+# Each of these is a usage error, which every uvmsim command exits with status 2.
 @pytest.mark.parametrize("kwargs, message, status", [
     (dict(knobs={"driver.nope": 1}),
      "uvmsim run: error: --set: driver.nope: unknown configuration key (uvmsim run --list-knobs "
-     "lists them)", 1),
-    (dict(eviction="no-such-policy"), "no-such-policy", 1),
-    (dict(oversub=50, hbm="1G"), "uvmsim run: error: --oversub: cannot be combined with --hbm", 1),
+     "lists them)", 2),
+    (dict(eviction="no-such-policy"), "no-such-policy", 2),
+    (dict(oversub=50, hbm="1G"), "uvmsim run: error: --oversub: cannot be combined with --hbm", 2),
 ])
 def test_failures_raise_the_one_line_error(traces, kwargs, message, status):
     with pytest.raises(uvmsim.SimulationError) as e:

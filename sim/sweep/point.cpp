@@ -24,12 +24,15 @@ namespace {
 // A policy name (a prefetch name may combine policies with '+', "fdp+rgp") must be registered.
 template <typename Registry>
 void check_policy(const std::string& family, const std::string& names, const std::string& where) {
+  const std::string field = where.empty() ? "--" + family : where + ": " + family;
   for (const auto& name : split(names, '+')) {
     if (Registry::find(name)) continue;
+    if (name.empty())  // "fdp+", "+rgp": the wording of the policy's own check
+      throw UserError(field + ": empty name in combined " + family + " policy '" + names + "'");
     std::string known;
     for (const auto& e : Registry::all()) known += (known.empty() ? "" : ", ") + e.name;
-    throw UserError((where.empty() ? "--" + family : where + ": " + family) + ": unknown " +
-                    family + " policy '" + name + "' (known: " + known + ")");
+    throw UserError(field + ": unknown " + family + " policy '" + name + "' (known: " + known +
+                    ")");
   }
 }
 
