@@ -182,6 +182,12 @@ std::vector<Knob> build_knobs() {
                                     1 << 24, "replayable fault buffer entries"));
   k.push_back(number<double>("gpu.fault_latency_ns", ACC(gpu.fault_latency_ns), 0, 1e9,
                              "TLB miss to fault entry visible in the buffer"));
+  k.push_back(number<double>("gpu.utlb_fault_interval_ns", ACC(gpu.utlb_fault_interval_ns), 0, 1e9,
+                             "a uTLB reports one far fault per this interval (0: all at once); "
+                             "the GMMU interleaves all uTLBs' reports in time"));
+  k.push_back(number<double>("gpu.fault_write_interval_ns", ACC(gpu.fault_write_interval_ns), 0,
+                             1e9,
+                             "the GMMU writes at most one fault-buffer entry per this interval"));
   k.push_back(number<double>("gpu.interrupt_latency_ns", ACC(gpu.interrupt_latency_ns), 0, 1e9,
                              "fault interrupt to bottom half running"));
   // --- TLB
@@ -513,6 +519,11 @@ static std::vector<std::filesystem::path> preset_dirs() {
   std::vector<std::filesystem::path> dirs;
   if (const char* env = std::getenv("UVMSIM_CONFIG_DIR")) dirs.emplace_back(env);
   dirs.emplace_back("configs");
+  // An installed uvmsim (cmake --install) keeps its presets in <prefix>/share/uvmsim/configs,
+  // found from the executable wherever the prefix is.
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.emplace_back(exe.parent_path().parent_path() / "share" / "uvmsim" / "configs");
   dirs.emplace_back(std::filesystem::path(UVMSIM_SOURCE_DIR) / "configs");
   return dirs;
 }

@@ -39,6 +39,10 @@ struct GpuConfig {
   std::uint32_t utlb_max_outstanding_faults = 56;
   std::uint32_t fault_buffer_entries = 8192;
   double fault_latency_ns = 500;       ///< TLB miss → fault entry visible in the buffer
+  /// A uTLB reports its far faults one at a time, this far apart (0: all at once). The GMMU
+  /// interleaves the reports of all uTLBs in time, so a batch holds faults from every SM.
+  double utlb_fault_interval_ns = 0;
+  double fault_write_interval_ns = 0;  ///< the GMMU writes one fault entry per this interval
   double interrupt_latency_ns = 5000;  ///< fault interrupt → bottom half running
 };
 
@@ -174,7 +178,7 @@ struct SimConfig {
   nlohmann::json to_json() const;  ///< the full resolved configuration, nested by group
 
   /// A preset by name (configs/gpus/NAME.json, searched in $UVMSIM_CONFIG_DIR, ./configs,
-  /// the source tree) or by path.
+  /// <install prefix>/share/uvmsim/configs, the source tree) or by path.
   static SimConfig from_preset(const std::string& name_or_path);
   static std::filesystem::path find_preset(const std::string& name_or_path);
   static std::vector<std::string> preset_names();

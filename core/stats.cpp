@@ -1,5 +1,7 @@
 #include "core/stats.h"
 
+#include <cmath>
+
 #include <bit>
 
 namespace uvmsim {
@@ -51,6 +53,14 @@ void Stats::add_batch(std::uint64_t size) {
 
 static double ratio(std::uint64_t a, std::uint64_t b) {
   return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
+}
+
+double RunningStat::stddev() const {
+  return count > 1 ? std::sqrt(m2 / static_cast<double>(count)) : 0.0;
+}
+
+nlohmann::json RunningStat::to_json() const {
+  return {{"count", count}, {"mean", mean}, {"std", stddev()}, {"min", min}, {"max", max}};
 }
 
 nlohmann::json Stats::to_json() const {
@@ -121,6 +131,10 @@ nlohmann::json Stats::to_json() const {
   }
   j["batch_size_histogram"] = hist;
   j["max_batch_size"] = max_batch_size;
+  j["batch_stats"] = {{"va_blocks_per_batch", batch.va_blocks_per_batch.to_json()},
+                      {"faults_per_va_block", batch.faults_per_va_block.to_json()},
+                      {"faults_per_sm_per_batch", batch.faults_per_sm_per_batch.to_json()},
+                      {"sources_per_batch", batch.sources_per_batch.to_json()}};
   json ks = json::array();
   for (const auto& k : kernels) {
     ks.push_back({{"launch", k.launch_index},

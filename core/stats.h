@@ -32,6 +32,33 @@ enum class DtohCause : std::uint8_t {
 const char* to_string(HtodCause c);
 const char* to_string(DtohCause c);
 
+/// Count, mean, (population) standard deviation, minimum and maximum of a series, kept
+/// incrementally (Welford's algorithm) so that per-batch distributions cost no memory.
+struct RunningStat {
+  std::uint64_t count = 0;
+  double mean = 0, m2 = 0, min = 0, max = 0;
+  void add(double x) {
+    ++count;
+    if (count == 1) min = max = x;
+    min = x < min ? x : min;
+    max = x > max ? x : max;
+    const double d = x - mean;
+    mean += d / static_cast<double>(count);
+    m2 += d * (x - mean);
+  }
+  double stddev() const;
+  nlohmann::json to_json() const;  ///< {"count", "mean", "std", "min", "max"}
+};
+
+/// What each fault batch held, as the instrumented driver of Allen & Ge (SC'21, Tables 2 and 3)
+/// reports it: raw fault-buffer entries (duplicates included) per batch and per VA block.
+struct BatchStats {
+  RunningStat va_blocks_per_batch;      ///< VA blocks with a fault in the batch
+  RunningStat faults_per_va_block;      ///< raw entries of one VA block in one batch
+  RunningStat faults_per_sm_per_batch;  ///< raw entries in a batch / SMs (their Table 2 metric)
+  RunningStat sources_per_batch;        ///< distinct uTLBs with an entry in the batch
+};
+
 struct KernelStats {
   std::uint32_t launch_index = 0;
   std::uint32_t kernel_id = 0;
@@ -117,6 +144,7 @@ struct Stats {
   std::array<std::uint64_t, 16> batch_size_hist{};
   std::uint64_t max_batch_size = 0;
   Tick batch_time_total = 0;
+  BatchStats batch;
   std::uint64_t region_prefetches = 0;  ///< whole regions migrated for setPrefetchRegion
   ObservabilityStats observe;
   PlacementStats placement;

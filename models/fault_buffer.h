@@ -25,6 +25,7 @@ class FaultBuffer {
     get_ = size_ = 0;
   }
   bool full() const { return size_ >= ring_.size(); }
+  std::size_t capacity() const { return ring_.size(); }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   void push(const FaultEntry& e) {

@@ -15,6 +15,9 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
   l2_lat_ = cycles(cfg_.tlb.l2_latency_cycles);
   walk_lat_ = ns_to_ps(cfg_.tlb.walk_latency_ns);
   fault_lat_ = ns_to_ps(cfg_.gpu.fault_latency_ns);
+  utlb_interval_ = ns_to_ps(cfg_.gpu.utlb_fault_interval_ns);
+  write_interval_ = ns_to_ps(cfg_.gpu.fault_write_interval_ns);
+  paced_ = utlb_interval_ > 0 || write_interval_ > 0;
   l1_.resize(cfg_.gpu.num_sms);
   for (auto& t : l1_) t.reset(cfg_.tlb.l1_entries, cfg_.tlb.l1_assoc);
   l2_.reset(cfg_.tlb.l2_entries, cfg_.tlb.l2_assoc);
@@ -286,7 +289,7 @@ void Gpu::raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint3
     heads[page] = rid;
     bw.waiting.set(page);
     ++bw.records;
-    if (ut.outstanding < cfg_.gpu.utlb_max_outstanding_faults && !buffer_.full()) {
+    if (ut.outstanding < cfg_.gpu.utlb_max_outstanding_faults && buffer_room()) {
       raise_entry(fr, t);
     } else {
       ++ctx_.stats.utlb_stalls;
@@ -312,12 +315,57 @@ void Gpu::raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint3
 }
 
 void Gpu::raise_entry(FaultRecord& fr, Tick t) {
-  ++utlbs_[fr.utlb].outstanding;
-  const Tick valid_at = t + fault_lat_;
-  buffer_.push(FaultEntry{fr.page_va, valid_at, fr.utlb, fr.kind});
+  Utlb& ut = utlbs_[fr.utlb];
+  ++ut.outstanding;
+  const Tick ready = t + fault_lat_;
   ++ctx_.stats.gpu_faults;
   ++ks_->gpu_faults;
-  irq_.raise(valid_at);
+  if (!paced_) {
+    buffer_.push(FaultEntry{fr.page_va, ready, fr.utlb, fr.kind});
+    irq_.raise(ready);
+    return;
+  }
+  // The uTLB reports its misses one at a time and the GMMU serialises the writes of all uTLBs,
+  // so concurrent faults of many SMs reach the buffer interleaved in time (Allen & Ge, SC'21:
+  // every SM contributes ~3 entries to a full batch) rather than one uTLB's burst after another.
+  ut.reports.push_back(FaultEntry{fr.page_va, ready, fr.utlb, fr.kind});
+  ++queued_reports_;
+  if (!ut.report_scheduled) {
+    ut.report_scheduled = true;
+    ctx_.queue.schedule(std::max(ready, ut.report_free), EventType::FaultReport, fr.utlb);
+  }
+}
+
+void Gpu::on_fault_report(std::uint32_t u, Tick now) {
+  if (gmmu_free_ > now) {
+    ctx_.queue.schedule(gmmu_free_, EventType::FaultReport, u);
+    return;
+  }
+  Utlb& ut = utlbs_[u];
+  if (ut.report_head == ut.reports.size()) {  // a replay dropped what was queued
+    ut.report_scheduled = false;
+    return;
+  }
+  if (const Tick ready = std::max(ut.reports[ut.report_head].valid_at, ut.report_free);
+      ready > now) {
+    ctx_.queue.schedule(ready, EventType::FaultReport, u);
+    return;
+  }
+  FaultEntry e = ut.reports[ut.report_head++];
+  --queued_reports_;
+  e.valid_at = now;
+  buffer_.push(e);
+  irq_.raise(now);
+  gmmu_free_ = now + write_interval_;
+  ut.report_free = now + utlb_interval_;
+  if (ut.report_head == ut.reports.size()) {
+    ut.reports.clear();  // keeps its capacity
+    ut.report_head = 0;
+    ut.report_scheduled = false;
+    return;
+  }
+  ctx_.queue.schedule(std::max(ut.reports[ut.report_head].valid_at, ut.report_free),
+                      EventType::FaultReport, u);
 }
 
 void Gpu::free_record(std::uint32_t rid) {
@@ -406,6 +454,11 @@ void Gpu::on_replay(Tick now) {
   //    its outstanding limit; the rest stay held back until a later replay.
   const Tick retry_at = now + l1_lat_ + l2_lat_ + walk_lat_;
   for (auto& ut : utlbs_) {
+    // Misses the uTLB has not reported yet are not in the buffer: the replay re-translates them
+    // with the rest, and those still missing are raised again below, in age order.
+    queued_reports_ -= ut.reports.size() - ut.report_head;
+    ut.reports.clear();
+    ut.report_head = 0;
     ut.outstanding = 0;
     if (ut.live == 0) {
       ut.fifo.clear();
@@ -418,7 +471,7 @@ void Gpu::on_replay(Tick now) {
     for (; i < ut.fifo.size(); ++i) {
       const auto [rid, gen] = ut.fifo[i];
       if (record_gen_[rid] != gen) continue;
-      if (ut.outstanding >= cfg_.gpu.utlb_max_outstanding_faults || buffer_.full()) break;
+      if (ut.outstanding >= cfg_.gpu.utlb_max_outstanding_faults || !buffer_room()) break;
       ++ctx_.stats.fault_retries;
       raise_entry(records_[rid], retry_at);
     }

@@ -46,6 +46,8 @@ class Gpu final : public ThreadblockSource {
   /// The running threadblocks and the records issued by their slowest unfinished warp.
   void running_threadblocks(std::vector<ThreadblockProgress>& out) const override;
   void on_replay(Tick now);
+  /// uTLB `utlb`'s oldest queued far fault is written into the fault buffer (if the GMMU is free).
+  void on_fault_report(std::uint32_t utlb, Tick now);
 
  private:
   struct Warp {
@@ -89,6 +91,11 @@ class Gpu final : public ThreadblockSource {
     std::size_t fifo_head = 0;
     std::uint32_t outstanding = 0;  ///< records with an entry in the buffer this epoch
     std::uint32_t live = 0;
+    /// Far faults raised but not yet written to the buffer, oldest first (paced reporting).
+    std::vector<FaultEntry> reports;
+    std::size_t report_head = 0;
+    Tick report_free = 0;  ///< the uTLB may report its next fault from here on
+    bool report_scheduled = false;
   };
   static constexpr std::uint32_t kNil = ~std::uint32_t{0};
 
@@ -108,6 +115,8 @@ class Gpu final : public ThreadblockSource {
   void raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint32_t block,
                    unsigned page, Tick t);
   void raise_entry(FaultRecord& fr, Tick t);
+  /// True if the fault buffer has room for one more entry (counting reports on their way).
+  bool buffer_room() const { return buffer_.size() + queued_reports_ < buffer_.capacity(); }
   void free_record(std::uint32_t rid);
   void complete_waiters(std::uint32_t bi, Tick now);
   void finish_warp(std::uint32_t wi, Tick t);
@@ -124,6 +133,10 @@ class Gpu final : public ThreadblockSource {
   bool notify_accesses_ = false;  ///< the listener wants every access
   double ps_per_cycle_;
   Tick l1_lat_, l2_lat_, walk_lat_, fault_lat_;
+  Tick utlb_interval_, write_interval_;
+  bool paced_;          ///< fault reports go through the GMMU's pacing
+  Tick gmmu_free_ = 0;  ///< the GMMU may write its next fault entry from here on
+  std::size_t queued_reports_ = 0;
 
   std::vector<Tlb> l1_;
   Tlb l2_;

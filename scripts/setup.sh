@@ -10,6 +10,8 @@ PKGS=(build-essential cmake ninja-build pkg-config
       libboost-dev libboost-program-options-dev
       libzstd-dev nlohmann-json3-dev
       googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format
+      # optional in a user build (the build says what it skipped), required by the tests:
+      # NLopt for calibrate's fit, SQLite for importing Nsight Systems exports
       libnlopt-cxx-dev libsqlite3-dev
       # uvmsim report draws with matplotlib; the Slurm backend's tests run a real local
       # cluster (slurmctld + slurmd + munged, started by scripts/slurm-local.sh)
@@ -31,6 +33,7 @@ fi
 
 [ "${1:-}" = "--deps-only" ] && exit 0
 
+# The simulator alone (tests and benchmarks off; scripts/test.sh turns them on).
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build --parallel "$(nproc)"
 

@@ -155,6 +155,9 @@ Tick Simulator::drain(EventQueue& queue, UvmDriver& driver, Gpu& gpu, Tick limit
       case EventType::Replay:
         gpu.on_replay(e.time);
         break;
+      case EventType::FaultReport:
+        gpu.on_fault_report(e.arg, e.time);
+        break;
     }
   }
   return last_event;

@@ -168,12 +168,12 @@ TEST_F(CliTrace, Dump) {
             "[4] KernelLaunch launch=1 kernel=0 (triad) iteration=1\n"
             "[5] Synchronize\n"
             "# launch 0: kernel 0 (triad), 256 threadblocks, 24576 records\n"
-            "tb 0 warp 0: read va=0x7f0000400000 bytes=128 ref=0 gap=8 repeat=1\n"
+            "tb 0 warp 0: read va=0x7f0000400000 bytes=128 ref=0 gap=12 repeat=1\n"
             "tb 0 warp 0: read va=0x7f0000800000 bytes=128 ref=1 gap=0 repeat=1\n"
             "# stopped after 8 entries (--limit 0 prints everything)\n");
   r = cli_ok({"trace", "dump", path_, "--launch", "1", "--limit", "4"});
   EXPECT_EQ(r.out.find("# launch 1: kernel 0 (triad)"), 0u) << r.out;
-  EXPECT_NE(r.out.find("tb 0 warp 1: read va=0x7f0000400080 bytes=128 ref=0 gap=8 repeat=1\n"),
+  EXPECT_NE(r.out.find("tb 0 warp 1: read va=0x7f0000400080 bytes=128 ref=0 gap=12 repeat=1\n"),
             std::string::npos);
   r = cli_ok({"trace", "dump", path_, "--host-only"});
   EXPECT_EQ(r.out.find("# launch"), std::string::npos);
@@ -191,7 +191,8 @@ TEST_F(CliTrace, Errors) {
   };
   expect_error({"trace", "dump", path_, "--launch", "2"},
                path_ + ": --launch: launch 2 does not exist (the trace has 2)");
-  expect_error({"trace", "frob", path_}, "unknown action 'frob' (expected info, dump or hints)", 2);
+  expect_error({"trace", "frob", path_},
+               "unknown action 'frob' (expected info, dump, hints or import)", 2);
   expect_error({"trace", "info"}, "missing trace file", 2);
   expect_error({"trace", "info", path_, "--limit", "3"}, "--limit: only applies to trace dump", 2);
   expect_error({"trace", "dump", path_, "--json"}, "--json: only applies to trace info", 2);

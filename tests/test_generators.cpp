@@ -200,7 +200,9 @@ TEST(Generators, RegularTouchesPageIOnceWithThreadI) {
     EXPECT_EQ(r.r.bytes, 4u);
     EXPECT_EQ(r.r.kind, AccessKind::Read);
     EXPECT_EQ(r.r.repeat, 1u);
-    EXPECT_EQ(r.r.gap_cycles, i % 32 == 0 ? kIndexGap : 0u);  // one instruction per warp
+    // One instruction per warp, after the index (2 S2R + IMAD = 5 slots), the guard (ISETP 2 +
+    // BRA 1) and the address (2): 10 issue slots.
+    EXPECT_EQ(r.r.gap_cycles, i % 32 == 0 ? 10u : 0u);
   }
 }
 
@@ -259,15 +261,29 @@ TEST(Generators, StreamTriadPerWarpPattern) {
     EXPECT_EQ(recs[i].r.va, b + off);
     EXPECT_EQ(recs[i].r.kind, AccessKind::Read);
     EXPECT_EQ(recs[i + 1].r.va, c + off);
+    // b[i] after the index (5), the guard (3) and two addresses (4); c[i] right after it;
+    // a[i] after the FFMA (1) and its address (2).
+    EXPECT_EQ(recs[i].r.gap_cycles, 12u);
     EXPECT_EQ(recs[i + 1].r.gap_cycles, 0u);
     EXPECT_EQ(recs[i + 2].r.va, a + off);
     EXPECT_EQ(recs[i + 2].r.kind, AccessKind::Write);
-    EXPECT_GT(recs[i + 2].r.gap_cycles, 0u);
+    EXPECT_EQ(recs[i + 2].r.gap_cycles, 3u);
     for (int k = 0; k < 3; ++k) EXPECT_EQ(recs[i + k].r.bytes, 128u);
   }
   // init=none drops the CPU writes.
   const Decoded n = decode(generate_to(dir, "stream", 3 << 20, {{"init", "none"}}, 1, "n.uvt"));
   EXPECT_EQ(n.host[0].type, HostEventType::KernelLaunch);
+  // init=all: the host writes a, b and c (StreamTriad's host initialisation), in that order.
+  const Decoded all = decode(generate_to(dir, "stream", 3 << 20, {{"init", "all"}}, 1, "all.uvt"));
+  ASSERT_EQ(all.host.size(), 3u + 2u);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(all.host[k].type, HostEventType::CpuAccess);
+    EXPECT_EQ(all.host[k].kind, AccessKind::Write);
+    EXPECT_EQ(all.host[k].va, all.meta.allocations[k].base);
+    EXPECT_EQ(all.host[k].size, 1u << 20);
+  }
+  EXPECT_EQ(all.host[3].type, HostEventType::KernelLaunch);
+  EXPECT_EQ(all.meta.params["init"], "all");
 }
 
 TEST(Generators, Vecadd32ThreadsIsAllenGeVectorAdd) {
@@ -291,10 +307,11 @@ TEST(Generators, Vecadd32ThreadsIsAllenGeVectorAdd) {
     const std::size_t array = i / 32, lane = i % 32;
     EXPECT_EQ(recs[i].r.va, d.meta.allocations[array].base + lane * 4096);
     EXPECT_EQ(recs[i].r.kind, array == 2 ? AccessKind::Write : AccessKind::Read);
-    const std::uint32_t gap = i == 0 ? kIndexGap : i == 64 ? kAluGap : 0;
+    // a[i] after the index (5), guard (3) and both load addresses (4); b[i] back to back; c[i]
+    // after the FADD (1) and its address (2).
+    const std::uint32_t gap = i == 0 ? 12 : i == 64 ? 3 : 0;
     EXPECT_EQ(recs[i].r.gap_cycles, gap) << i;
   }
-  EXPECT_GT(kAluGap, 0u);
   // Default: footprint/3/4K threads.
   const Decoded def = decode(generate_to(dir, "vecadd", 12 << 20, {}, 1, "d.uvt"));
   EXPECT_EQ(def.meta.params["threads"], 1024);
@@ -324,7 +341,8 @@ TEST(Generators, TouchMicroTest) {
   for (std::size_t i = 0; i < 7; ++i) {
     EXPECT_EQ(d.launches[0][i].r.va, kFirstAllocationBase + offs[i] * 1024);
     EXPECT_EQ(d.launches[0][i].r.bytes, 4u);
-    EXPECT_EQ(d.launches[0][i].r.gap_cycles, i == 0 ? kIndexGap : 750000u);
+    // The first read after its address (2 slots), the others after the 500 us spin-wait.
+    EXPECT_EQ(d.launches[0][i].r.gap_cycles, i == 0 ? 2u : 750000u);
   }
   EXPECT_EQ(
       error_of([&] {

@@ -183,7 +183,10 @@ TEST_P(EveryScheme, RunsOnTheWorkload) {
     if (name == "driver") accesses = num(s["accesses"]);
     EXPECT_EQ(num(s["accesses"]), accesses);
     if (name == "host") {
-      EXPECT_EQ(num(s["htod_bytes"]), 0u);
+      // Nothing migrates on demand. The scheme pins at the first kernel start, so a program's
+      // own cudaMemPrefetchAsync before its first launch (fir, radix-sort, hash-join) still
+      // moves data (and the pin brings it back); everything else is zero.
+      EXPECT_EQ(num(s["htod_bytes"]), num(s["htod_bytes_by_cause"]["user_prefetch"]));
     }
   }
 }

@@ -168,7 +168,7 @@ std::vector<Case> cases() {
          }
        }});
   c.push_back(
-      {"bfs", 80 << 10, {}, [](const TraceStats& s) {
+      {"bfs", 80 << 10, {{"graph", "rmat"}}, [](const TraceStats& s) {
          const std::uint64_t vtx = 1024;  // scale 10: 79 bytes per vertex
          EXPECT_EQ(s.meta.params["scale"], 10);
          const std::uint64_t arcs = s.meta.params["arcs"].get<std::uint64_t>();
@@ -576,24 +576,48 @@ std::vector<Case> cases() {
            EXPECT_EQ(s.launches[3 * p + 2].write_bytes, 2 * n * 4);
          }
        }});
-  c.push_back({"hash-join", 256 * 88 + 4, {}, [](const TraceStats& s) {
-                 const std::uint64_t nr = 256, ns = 1024, slots = 512;
-                 expect_allocs(s, {{"R", nr * 8},
-                                   {"S", ns * 8},
-                                   {"hash_table", slots * 8},
-                                   {"result_count", 4},
-                                   {"results", ns * 8}});
-                 EXPECT_EQ(launches(s), (Launches{{"build_kernel", -1}, {"probe_kernel", -1}}));
-                 const auto m = s.meta.params["matches"].get<std::uint64_t>();
-                 EXPECT_GT(m, ns * 4 / 10);  // 50 % of the probes match
-                 EXPECT_LT(m, ns * 6 / 10);
-                 EXPECT_EQ(s.launches[0].read_bytes, nr * 8);
-                 EXPECT_GE(s.launches[0].write_bytes, nr * 4 * 2);  // >= one CAS and the payload
-                 // per probe tuple: the tuple and >= 1 slot key; per match the payload; the match
-                 // bumps the counter and writes one result
-                 EXPECT_GE(s.launches[1].read_bytes, ns * 8 + ns * 4 + m * 4);
-                 EXPECT_EQ(s.launches[1].write_bytes, m * (4 + 8));
-               }});
+  c.push_back(
+      {"hash-join", 3 << 19, {}, [](const TraceStats& s) {
+         // |R| = 8192 (120 |R| + heads <= 1.5 MiB), |S| = 4 |R|; 4 partitions of ~2048 R
+         // tuples, all in the first pass.
+         const std::uint64_t nr = 8192, ns = 4 * nr, p1 = 4, parts = 4;
+         Allocs a;
+         for (const char* stage : {"", "_temp", "_final"}) {
+           for (const auto& [name, n] : Allocs{{"R", nr}, {"Pr", nr}, {"S", ns}, {"Ps", ns}})
+             a.emplace_back(name + std::string(stage), n * 4);
+         }
+         a.insert(a.end(),
+                  {{"heads_R", (p1 + parts) * 8}, {"heads_S", (p1 + parts) * 8}, {"aggr_cnt", 4}});
+         expect_allocs(s, a);
+         EXPECT_EQ(s.meta.params["partitions"].get<std::uint64_t>(), parts);
+         expect_kernel(s, "partition_pass_one", {2, 1, 1}, {1024, 1, 1},
+                       (2 * 4096 + 4) * 4);  // R: two 4096-tuple chunks
+         expect_kernel(s, "join_partitioned_aggregate", {4, 1, 1}, {512, 1, 1},
+                       (4096 + 512) * 8 + 2048 * 4);
+         EXPECT_EQ(launches(s), (Launches{{"init_metadata", -1},
+                                          {"partition_pass_one", -1},
+                                          {"partition_pass_two", -1},
+                                          {"init_metadata", -1},
+                                          {"partition_pass_one", -1},
+                                          {"partition_pass_two", -1},
+                                          {"join_partitioned_aggregate", -1}}));
+         EXPECT_EQ(s.launches[0].write_bytes, (p1 + parts) * 8);
+         for (std::size_t l : {1, 2, 4, 5}) {
+           const std::uint64_t n = l < 3 ? nr : ns;
+           // both columns read once (vec4 per thread) and written once, plus one
+           // 8-byte reservation per partition present in each 4096-tuple chunk
+           EXPECT_EQ(s.launches[l].read_bytes, n * 8) << l;
+           EXPECT_GT(s.launches[l].write_bytes, n * 8) << l;
+           EXPECT_LE(s.launches[l].write_bytes, n * 8 + n / 4096 * parts * 8) << l;
+         }
+         // per partition every thread loads both bounds; every tuple read once; one
+         // aggregate atomic per thread
+         EXPECT_EQ(s.launches[6].read_bytes, parts * 512 * 16 + (nr + ns) * 8);
+         EXPECT_EQ(s.launches[6].write_bytes, p1 * 512 * 4);
+         const auto m = s.meta.params["matches"].get<std::uint64_t>();
+         EXPECT_GT(m, ns * 4 / 10);  // 50 % of the probes match
+         EXPECT_LT(m, ns * 6 / 10);
+       }});
   // The CNNs with every channel count divided by 16: each layer writes its output tensor once.
   auto dnn_case = [](const std::string& name, std::uint64_t footprint,
                      std::vector<std::string> layers, std::uint64_t batch) {

@@ -119,7 +119,7 @@ struct HostEvent {
 struct AccessRecord {
   Addr va = 0;
   std::uint32_t ref_id = 0;      ///< static instruction / PC id
-  std::uint32_t gap_cycles = 0;  ///< compute cycles since the warp's previous access
+  std::uint32_t gap_cycles = 0;  ///< issue slots of non-memory work since the previous access
   std::uint32_t repeat = 1;      ///< >= 1; repeats are `gap_cycles` apart
   std::uint32_t bytes = 4;
   AccessKind kind = AccessKind::Read;

@@ -9,10 +9,17 @@ std::size_t FaultBatch::fetch(FaultBuffer& buffer, Tick now) {
   utlb_last_.assign(utlb_last_.size(), ~0u);
   std::size_t fetched = 0;
   std::uint64_t coalesced = 0;
+  ++fetches_;
+  sources_ = 0;
   while (fetched < cfg_.fault_batch_count && !buffer.empty() && buffer.front().valid_at <= now) {
     const FaultEntry e = buffer.front();
     buffer.pop();
     ++fetched;
+    if (e.utlb >= utlb_seen_.size()) utlb_seen_.resize(e.utlb + 1, 0);
+    if (utlb_seen_[e.utlb] != fetches_) {
+      utlb_seen_[e.utlb] = fetches_;
+      ++sources_;
+    }
     if (cfg_.fault_coalesce) {
       if (e.utlb >= utlb_last_.size()) utlb_last_.resize(e.utlb + 1, ~0u);
       const std::uint32_t li = utlb_last_[e.utlb];

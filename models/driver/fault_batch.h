@@ -33,6 +33,8 @@ class FaultBatch {
   std::size_t fetch(FaultBuffer& buffer, Tick now);
   std::size_t raw() const { return raw_; }
   std::uint64_t coalesced() const { return coalesced_; }
+  /// Distinct uTLBs with an entry in the batch.
+  std::uint32_t sources() const { return sources_; }
   /// Duplicates found so far (coalesced at fetch, then per-page duplicates while servicing).
   std::uint64_t duplicates() const { return duplicates_; }
   void add_duplicates(std::uint64_t n) { duplicates_ += n; }
@@ -58,6 +60,8 @@ class FaultBatch {
   const DriverConfig& cfg_;
   std::vector<BatchFault> faults_;
   std::vector<std::uint32_t> utlb_last_;  ///< index in faults_ of each uTLB's last fault
+  std::vector<std::uint32_t> utlb_seen_;  ///< per uTLB: the fetch number that last saw it
+  std::uint32_t fetches_ = 0, sources_ = 0;
   std::size_t raw_ = 0;
   std::uint64_t coalesced_ = 0, duplicates_ = 0;
   std::size_t cached_put_unfetched_ = 0;  ///< valid entries left in the buffer at fetch time

@@ -118,12 +118,20 @@ bool UvmDriver::service_fault_batch(Tick now) {
   const std::uint64_t htod_before = s.htod_bytes;
   dc_.log_batch = dc_.batch_id;
   // service_fault_batch: every fault of one VA block is serviced together.
+  std::uint32_t blocks = 0;
   batch_.for_each_block([&](std::span<const BatchFault> faults) {
+    std::uint32_t raw = 0;
+    for (const BatchFault& f : faults) raw += f.instances;
+    s.batch.faults_per_va_block.add(raw);
+    ++blocks;
     batch_.add_duplicates(blocks_.service(faults, st, batch_throttled_));
     if (dc_.cfg.driver.replay_policy == ReplayPolicy::Block)
       schedule_replay(std::max(st.cpu, st.copy_done));
   });
   dc_.log_batch = -1;
+  s.batch.va_blocks_per_batch.add(blocks);
+  s.batch.faults_per_sm_per_batch.add(static_cast<double>(fetched) / dc_.cfg.gpu.num_sms);
+  s.batch.sources_per_batch.add(batch_.sources());
   observations_.mark_refill_due();  // evictions and faults changed the candidates
   const Tick end = std::max(st.cpu, st.copy_done);
   s.batch_time_total += end - now;

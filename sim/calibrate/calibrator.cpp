@@ -4,7 +4,9 @@
 #include <cmath>
 #include <iomanip>
 #include <limits>
+#ifdef UVMSIM_HAVE_NLOPT
 #include <nlopt.hpp>
+#endif
 #include <set>
 #include <sstream>
 
@@ -113,6 +115,7 @@ struct Problem {
   }
 };
 
+#ifdef UVMSIM_HAVE_NLOPT
 double nlopt_cb(unsigned n, const double* x, double*, void* data) {
   auto* p = static_cast<Problem*>(data);
   return p->objective(std::vector<double>(x, x + n));
@@ -126,12 +129,22 @@ nlopt::algorithm algorithm_of(const std::string& name, std::size_t n) {
   throw UserError("--algorithm", "value",
                   "unknown optimizer '" + name + "' (bobyqa, sbplx, neldermead, cobyla)");
 }
+#endif  // UVMSIM_HAVE_NLOPT
 
 }  // namespace
 
 Result calibrate(const SimConfig& base_in, const std::vector<RunInput>& runs, const Options& opts) {
   if (runs.empty()) throw UserError("--measured: at least one measurement is required");
+#ifdef UVMSIM_HAVE_NLOPT
   algorithm_of(opts.algorithm, 2);  // reject an unknown optimizer before any work
+#else
+  if (opts.optimize) {
+    throw UserError(
+        "fitting needs NLopt, which this build of uvmsim was built without: install "
+        "libnlopt-cxx-dev (bash scripts/setup.sh --deps-only) and rebuild (--evaluate, which only "
+        "compares a preset with the measurements, works without it)");
+  }
+#endif
   Result res;
   SimConfig base = base_in;
   std::set<std::string> labels;
@@ -236,6 +249,7 @@ Result calibrate(const SimConfig& base_in, const std::vector<RunInput>& runs, co
       hi.push_back(std::log(params[i].hi));
     }
     prob.x0 = x;
+#ifdef UVMSIM_HAVE_NLOPT
     nlopt::srand(1);  // the local algorithms used are deterministic; keep any randomness fixed
     nlopt::opt opt(algorithm_of(opts.algorithm, x.size()), static_cast<unsigned>(x.size()));
     opt.set_lower_bounds(lo);
@@ -269,6 +283,7 @@ Result calibrate(const SimConfig& base_in, const std::vector<RunInput>& runs, co
     } catch (const nlopt::forced_stop&) {
       res.stop_reason = "stopped";
     }
+#endif  // UVMSIM_HAVE_NLOPT
     if (!prob.best_x.empty()) x = prob.best_x;
     res.evaluations += prob.evals;
     for (std::size_t k = 0; k < active.size(); ++k) {

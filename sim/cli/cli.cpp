@@ -13,8 +13,10 @@ namespace uvmsim::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> cmds = {
       {"gen", "generate a synthetic workload trace (.uvt)", cmd_gen},
-      {"trace", "inspect a trace: `trace info FILE`, `trace dump FILE`", cmd_trace},
+      {"trace", "inspect a trace (`trace info|dump FILE`) or import one (`trace import`)",
+       cmd_trace},
       {"run", "simulate a trace on a GPU preset", cmd_run},
+      {"gpus", "list the GPU presets with their key numbers and provenance", cmd_gpus},
       {"policies", "list the registered eviction / prefetch / placement policies", cmd_policies},
       {"analyze", "derive access hints from a trace by profiling it (for --hints)", cmd_analyze},
       {"calibrate", "fit a GPU preset to measurements of a real GPU; import nvprof/nsys data",

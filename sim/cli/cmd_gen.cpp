@@ -145,6 +145,14 @@ int cmd_gen(const Args& args, std::ostream& out, std::ostream& /*err*/) {
   out << "wrote " << output << ": " << name << ", " << reader.launches().size() << " launch(es), "
       << tbs << " threadblocks, " << records << " records, " << format_bytes(reader.file_bytes())
       << "\n";
+  // What the program allocates, which generators round to their problem's shape (a power-of-two
+  // graph, a matrix order, ...), so it can differ from --footprint.
+  std::uint64_t managed = 0, allocs = 0;
+  for (const trace::Allocation& a : reader.metadata().allocations) {
+    if (a.managed) managed += a.size, ++allocs;
+  }
+  out << "footprint: " << managed << " bytes (" << format_bytes(managed) << ") in " << allocs
+      << " managed allocation(s); --footprint " << format_bytes(footprint) << "\n";
   char speed[96];
   std::snprintf(speed, sizeof speed, "generation: %.3f s, %.2f M records/s\n", secs,
                 secs > 0 ? static_cast<double>(records) / secs / 1e6 : 0.0);

@@ -22,10 +22,12 @@ namespace {
 constexpr const char* kUsage =
     "usage: uvmsim trace info FILE [--json]\n"
     "       uvmsim trace dump FILE [--limit N] [--launch L] [--host-only]\n"
-    "       uvmsim trace hints FILE [-o HINTS.json]\n\n"
+    "       uvmsim trace hints FILE [-o HINTS.json]\n"
+    "       uvmsim trace import FORMAT IN... -o OUT.uvt   (uvmsim trace import --help)\n\n"
     "info: metadata, allocations, kernels, event/launch/record counts and compression.\n"
     "hints: the trace's static access hints as a standalone hints file (docs/hints.md).\n"
-    "dump: host events in program order, then each launch's threadblocks, warps and records.\n";
+    "dump: host events in program order, then each launch's threadblocks, warps and records.\n"
+    "import: convert an access list, NVBit mem_trace or Accel-Sim trace into a .uvt trace.\n";
 
 std::string hex(std::uint64_t v) {
   char buf[24];
@@ -321,7 +323,10 @@ void dump(trace::TraceReader& r, const DumpOptions& o, std::ostream& out) {
 
 }  // namespace
 
-int cmd_trace(const Args& args, std::ostream& out, std::ostream& /*err*/) {
+int cmd_trace(const Args& args, std::ostream& out, std::ostream& err) {
+  if (!args.empty() && args[0] == "import") {
+    return cmd_trace_import(Args(args.begin() + 1, args.end()), out, err);
+  }
   po::options_description visible("options");
   visible.add_options()                                        //
       ("help,h", "show this help")                             //
@@ -344,10 +349,10 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& /*err*/) {
     return 0;
   }
   if (!vm.count("action"))
-    throw UsageError("missing action: info, dump or hints (see uvmsim trace --help)");
+    throw UsageError("missing action: info, dump, hints or import (see uvmsim trace --help)");
   const std::string action = vm["action"].as<std::string>();
   if (action != "info" && action != "dump" && action != "hints") {
-    throw UsageError("unknown action '" + action + "' (expected info, dump or hints)");
+    throw UsageError("unknown action '" + action + "' (expected info, dump, hints or import)");
   }
   if (!vm.count("file")) throw UsageError("missing trace file");
   const std::string file = vm["file"].as<std::string>();

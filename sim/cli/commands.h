@@ -20,6 +20,8 @@ struct Command {
 
 int cmd_gen(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_trace(const Args& args, std::ostream& out, std::ostream& err);
+/// `trace import`: called by cmd_trace with the arguments after "import".
+int cmd_trace_import(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_run(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_policies(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_analyze(const Args& args, std::ostream& out, std::ostream& err);
@@ -27,6 +29,7 @@ int cmd_calibrate(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_sweep(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_report(const Args& args, std::ostream& out, std::ostream& err);
 int cmd_check(const Args& args, std::ostream& out, std::ostream& err);
+int cmd_gpus(const Args& args, std::ostream& out, std::ostream& err);
 
 const std::vector<Command>& commands();
 

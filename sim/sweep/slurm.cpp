@@ -175,7 +175,9 @@ Job submit(const std::vector<const PointSpec*>& todo, const ResultStore& store,
   if (!c.status.ok())
     throw UserError("sbatch " + script.string() + ": " + c.status.describe() + ": " +
                     trim(c.error.empty() ? c.output : c.error) +
-                    (c.status.code == 127 ? " (is Slurm installed and SLURM_CONF set?)" : ""));
+                    (c.status.code == 127 ? " (sbatch not found: install the Slurm client tools, "
+                                            "Debian package slurm-client, and set SLURM_CONF)"
+                                          : ""));
   // --parsable prints "<jobid>" or "<jobid>;<cluster>" on standard output.
   std::string out = trim(c.output);
   if (const auto nl = out.rfind('\n'); nl != std::string::npos) out = out.substr(nl + 1);

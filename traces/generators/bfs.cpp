@@ -1,9 +1,11 @@
 // `bfs`: Rodinia's breadth-first search (SUV's and ObservUVM's BFS, Li & Chapman's bfs) on a
-// seeded R-MAT graph in CSR form. The host loops over BFS levels, launching two interleaved
-// kernels per level until no vertex is updated: Kernel expands the frontier (mask) through the
-// edge list, reading visited/cost of data-dependent neighbours; Kernel2 turns the updated vertices
-// into the next frontier. The edge list and the per-vertex arrays are accessed in an irregular,
-// input-dependent order.
+// seeded graph in CSR form: by default one shaped like Rodinia's own inputs (graphgen's uniform
+// degrees, source vertex 0), or an R-MAT graph. The host loops over BFS levels, launching two
+// interleaved kernels per level until no vertex is updated: Kernel expands the frontier (mask)
+// through the edge list, reading visited/cost of data-dependent neighbours; Kernel2 turns the
+// updated vertices into the next frontier. The edge list and the per-vertex arrays are accessed in
+// an irregular, input-dependent order.
+#include "core/error.h"
 #include "traces/generators/emulation.h"
 #include "traces/generators/graph.h"
 
@@ -12,14 +14,44 @@ namespace {
 
 constexpr std::uint32_t kBlock = 512;  // MAX_THREADS_PER_BLOCK
 
+// ---- per-thread work (compute_cost.h) ----
+// Kernel: tid, if (tid < no_of_nodes && g_graph_mask[tid]); &g_graph_nodes[tid] (starting and
+// no_of_edges, one 8-byte load; the mask is cleared at the same address). Per arc: the loop step
+// and &g_graph_edges[i]; &g_graph_visited[id]; if (!visited) &g_cost[tid]; cost + 1 and the
+// addresses of g_cost[id] and g_updating_graph_mask[id].
+constexpr Work k1Mask = kGlobalIndex + kGuard + kAddress;
+constexpr Work k1Node = kGuard + kAddress;
+constexpr Work k1Edge = kLoop + int_ops(1) + kAddress;
+constexpr Work k1Visited = kAddress;
+constexpr Work k1CostMe = kGuard + kAddress;
+constexpr Work k1Update = int_ops(1) + 2 * kAddress;
+// Kernel2: tid, if (tid < no_of_nodes && g_updating_graph_mask[tid]); the mask and visited
+// addresses for the four stores.
+constexpr Work k2Load = kGlobalIndex + kGuard + kAddress;
+constexpr Work k2Stores = kGuard + 2 * kAddress;
+
 void write_bfs(GenContext& ctx) {
+  const bool rodinia = ctx.params.choice("graph", {"rodinia", "rmat"}) == "rodinia";
   const auto ef = static_cast<unsigned>(ctx.params.integer("edge_factor", 1, 64));
-  // Node{starting, no_of_edges} + mask + updating + visited + cost per vertex, 2*ef arcs.
-  const auto bytes = [&](std::uint64_t v) { return v * (8 + 3 + 4) + 2 * ef * v * 4 + 1; };
-  unsigned scale = 4;
-  while (scale < 30 && bytes(std::uint64_t{2} << scale) <= ctx.footprint) ++scale;
-  const Csr g = rmat_graph(scale, ef, ctx.seed);
-  const std::uint64_t v = g.vertices, source = first_connected_vertex(g);
+  // Node{starting, no_of_edges} + mask + updating + visited + cost per vertex, 4 bytes per arc.
+  const auto bytes = [](std::uint64_t v, std::uint64_t arcs) {
+    return v * (8 + 3 + 4) + arcs * 4 + 1;
+  };
+  Csr g;
+  std::uint64_t source = 0;
+  if (rodinia) {
+    const std::uint64_t n = rodinia_vertices(ctx.seed, ctx.footprint, bytes);
+    if (n == 0) throw UserError("--footprint: too small for a Rodinia graph of 20 vertices");
+    g = rodinia_graph(n, ctx.seed);  // Rodinia's bfs always starts from vertex 0
+  } else {
+    unsigned scale = 4;
+    while (scale < 30 &&
+           bytes(std::uint64_t{2} << scale, (std::uint64_t{2} << scale) * 2 * ef) <= ctx.footprint)
+      ++scale;
+    g = rmat_graph(scale, ef, ctx.seed);
+    source = first_connected_vertex(g);
+  }
+  const std::uint64_t v = g.vertices;
   const std::vector<std::uint32_t> level = bfs_levels(g, source);
   std::uint32_t depth = 0;
   for (std::uint32_t l : level) {
@@ -28,7 +60,11 @@ void write_bfs(GenContext& ctx) {
 
   Workload wl(ctx);
   auto& params = wl.metadata().params;
-  params["scale"] = scale;
+  if (!rodinia) {
+    unsigned scale = 0;
+    while ((std::uint64_t{1} << scale) < v) ++scale;
+    params["scale"] = scale;
+  }
   params["vertices"] = v;
   params["arcs"] = g.arcs();
   params["source"] = source;
@@ -66,19 +102,19 @@ void write_bfs(GenContext& ctx) {
       auto me = [&](const Thread& t) {  // if (g_graph_mask[tid])
         return tid(t) != kOff && level[tid(t)] == l ? tid(t) : kOff;
       };
-      w.op(k1_mask, kIndexGap, tid);
-      w.op(k1_nodes, kAluGap, me);
-      w.op(k1_unmask, 0, me);
+      w.op(k1_mask, k1Mask, tid);
+      w.op(k1_nodes, k1Node, me);
+      w.op(k1_unmask, kNoWork, me);
       for_each_arc_step(w, g, me, [&](std::uint64_t, auto&& arc, auto&& head) {
         auto fresh = [&](const Thread& t) {  // !g_graph_visited[id]
           return head(t) != kOff && level[head(t)] > l ? head(t) : kOff;
         };
-        w.op(k1_edge, kAluGap, arc);
-        w.op(k1_visited, kIndexGap, head);
-        w.op(k1_cost_me, kIndexGap,
+        w.op(k1_edge, k1Edge, arc);
+        w.op(k1_visited, k1Visited, head);
+        w.op(k1_cost_me, k1CostMe,
              [&](const Thread& t) { return fresh(t) == kOff ? kOff : me(t); });
-        w.op(k1_cost, kAluGap, fresh);
-        w.op(k1_upd, 0, fresh);
+        w.op(k1_cost, k1Update, fresh);
+        w.op(k1_upd, kNoWork, fresh);
       });
     });
   });
@@ -97,11 +133,11 @@ void write_bfs(GenContext& ctx) {
       auto updated = [&](const Thread& t) {  // set by Kernel in this level
         return tid(t) != kOff && level[tid(t)] == l + 1 ? tid(t) : kOff;
       };
-      w.op(k2_upd, kIndexGap, tid);
-      w.op(k2_mask, kAluGap, updated);
-      w.op(k2_visited, 0, updated);
-      w.op(k2_over, 0, [&](const Thread& t) { return updated(t) == kOff ? kOff : 0; });
-      w.op(k2_clear, 0, updated);
+      w.op(k2_upd, k2Load, tid);
+      w.op(k2_mask, k2Stores, updated);
+      w.op(k2_visited, kNoWork, updated);
+      w.op(k2_over, kNoWork, [&](const Thread& t) { return updated(t) == kOff ? kOff : 0; });
+      w.op(k2_clear, kNoWork, updated);
     });
   });
 
@@ -117,9 +153,12 @@ void write_bfs(GenContext& ctx) {
 
 const Registrar kBfs{Generator{
     "bfs",
-    "level-synchronous BFS over an R-MAT graph (2^scale vertices, edge_factor*2^scale undirected "
-    "edges); scale = largest with the CSR arrays <= footprint; --seed picks the graph",
-    {{"edge_factor", "8", "edges per vertex (each stored as two arcs)"}},
+    "level-synchronous BFS over a Rodinia graphgen graph (2-4 random neighbours picked per "
+    "vertex, source 0; vertices = largest with the CSR arrays <= footprint) or an R-MAT graph "
+    "(2^scale vertices, edge_factor*2^scale undirected edges); --seed picks the graph",
+    {{"graph", "rodinia",
+      "rodinia: uniform degrees like Rodinia's inputs (graphgen); rmat: Graph500 R-MAT, with hubs"},
+     {"edge_factor", "8", "R-MAT only: edges per vertex (each stored as two arcs)"}},
     write_bfs,
     "irregular",
     std::uint64_t{32} << 20,

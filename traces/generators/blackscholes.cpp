@@ -8,8 +8,24 @@
 namespace uvmsim::gen {
 namespace {
 
-constexpr std::uint32_t kBlock = 128;       // BlackScholesGPU<<<DIV_UP(optN/2, 128), 128>>>
-constexpr std::uint32_t kPricingGap = 160;  // CND, exp, log, sqrt, divisions of two options
+constexpr std::uint32_t kBlock = 128;  // BlackScholesGPU<<<DIV_UP(optN/2, 128), 128>>>
+
+// ---- per-thread work (compute_cost.h), following the CUDA sample's source ----
+// cndGPU(d): K = __fdividef(1, 1 + 0.2316419f * fabsf(d)) (FFMA, MUFU.RCP, FMUL);
+// cnd = RSQRT2PI * __expf(-0.5f * d * d) * K * (five-term Horner polynomial in K) (two FMULs,
+// __expf, five FFMAs, two FMULs); if (d > 0) cnd = 1 - cnd (compare, FADD, select).
+constexpr Work kCnd = fp32(2) + sfu(1) + fp32(2) + kExp + fp32(7) + cmp(2) + fp32(1);
+// BlackScholesBodyGPU: sqrtT = __fdividef(1, rsqrtf(T)) (two MUFU, FMUL);
+// d1 = (__logf(S / X) + (R + 0.5f * V * V) * T) / (V * sqrtT) (a division, __logf, three FMUL/
+// FFMA, FMUL, a division, FADD); d2 = d1 - V * sqrtT (FFMA); two cndGPU; expRT = __expf(-R * T);
+// the call and put results (seven FMUL/FFMA/FADD).
+constexpr Work kOption = sfu(2) + fp32(1) + kDivide + kLog + fp32(4) + kDivide + fp32(1) + fp32(1) +
+                         2 * kCnd + fp32(1) + kExp + fp32(7);
+// Before the loads: opt = blockDim.x * blockIdx.x + threadIdx.x, if (opt < optN / 2), and the
+// three float2 addresses (the loads are independent and issue back to back). Before the stores:
+// two options priced, and the two result addresses.
+constexpr Work kLoads = kGlobalIndex + kGuard + 3 * kAddress;
+constexpr Work kPricing = 2 * kOption + 2 * kAddress;
 
 void write_blackscholes(GenContext& ctx) {
   const std::uint64_t iters = ctx.params.integer("iters", 1, 100000);
@@ -30,11 +46,11 @@ void write_blackscholes(GenContext& ctx) {
   wl.body(k, [=](Block& blk, std::int32_t) {
     blk.warps([&](Warp& w) {
       auto opt = [&](const Thread& t) { return blk.gx(t) < pairs ? blk.gx(t) : kOff; };
-      w.op(r[2], kIndexGap, opt);  // S = d_StockPrice[opt], X = ..., T = ... (independent loads)
-      w.op(r[3], 0, opt);
-      w.op(r[4], 0, opt);
-      w.op(r[0], kPricingGap, opt);  // d_CallResult[opt] = ...
-      w.op(r[1], 0, opt);            // d_PutResult[opt] = ...
+      w.op(r[2], kLoads, opt);  // S = d_StockPrice[opt], X = ..., T = ... (independent loads)
+      w.op(r[3], kNoWork, opt);
+      w.op(r[4], kNoWork, opt);
+      w.op(r[0], kPricing, opt);  // d_CallResult[opt] = ...
+      w.op(r[1], kNoWork, opt);   // d_PutResult[opt] = ...
     });
   });
   for (int i : {2, 3, 4}) wl.cpu_write(arr[i]);

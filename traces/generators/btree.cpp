@@ -17,6 +17,26 @@ constexpr std::uint32_t kOrder = 508;  // DEFAULT_ORDER
 constexpr std::uint32_t kIndices = 4, kKeys = kIndices + (kOrder + 1) * 4;
 constexpr std::uint32_t kNodeBytes = kKeys + (kOrder + 1) * 4 + 8;
 
+// ---- per-thread work of findK (compute_cost.h) ----
+// Each level: the loop step, thid and bid, &currKnodeD[bid]; then (dependent) the node's address
+// currKnodeD[bid] * sizeof(knode) + thid and &keysD[bid], for the two key loads and the query key.
+constexpr Work kLevelStart = kLoop + int_ops(2) + kAddress;
+constexpr Work kNodeLoads = kIndex2D + int_ops(1) + 2 * kAddress;
+// if (keys[thid] <= key && keys[thid+1] > key): two compares and the branch, then &offsetD[bid].
+constexpr Work kMatch = cmp(2) + branch(1) + kAddress;
+// knodesD[offsetD[bid]].indices[thid]: the node's address again.
+constexpr Work kChild = kIndex2D + int_ops(1) + kAddress;
+// if (indices[thid] < knodes_elem) offsetD[bid] = ...
+constexpr Work kBoundsCheck = kGuard;
+// __syncthreads(); if (thid == 0) currKnodeD[bid] = offsetD[bid];
+constexpr Work kAdvance = kBarrier + kGuard;
+// After the loop: __syncthreads(), &currKnodeD[bid]; the leaf's key and &keysD[bid]; if
+// (keys[thid] == key) its record index, the record's address, and &ansD[bid].
+constexpr Work kLeafStart = kBarrier + kAddress;
+constexpr Work kLeafHit = kGuard + int_ops(1);
+constexpr Work kRecord = kAddress;
+constexpr Work kAnswer = kAddress;
+
 struct Tree {
   std::uint64_t nodes = 0;
   unsigned height = 0;  // levels including the leaves
@@ -151,40 +171,40 @@ void write_btree(GenContext& ctx) {
       auto all_t = [&](std::uint64_t e) { return [e](const Thread&) { return e; }; };
       for (unsigned l = 0; l + 1 < tree.height; ++l) {
         const std::uint64_t nd = path[l];
-        w.op(l_curr, kIndexGap, all_t(b.x));
-        w.op(l_k0, kIndexGap, [&](const Thread& t) { return nd * (kNodeBytes / 4) + t.x; });
-        w.op(l_key, 0, all_t(b.x));
-        w.op(l_k1, 0, [&](const Thread& t) { return nd * (kNodeBytes / 4) + t.x; });
+        w.op(l_curr, l == 0 ? kLevelStart : kBarrier + kLevelStart, all_t(b.x));
+        w.op(l_k0, kNodeLoads, [&](const Thread& t) { return nd * (kNodeBytes / 4) + t.x; });
+        w.op(l_key, kNoWork, all_t(b.x));
+        w.op(l_k1, kNoWork, [&](const Thread& t) { return nd * (kNodeBytes / 4) + t.x; });
         auto match = [&](const Thread& t) { return t.x == slot[l]; };
-        w.op(l_off, kAluGap, [&](const Thread& t) { return match(t) ? b.x : kOff; });
-        w.op(l_idx, kIndexGap,
+        w.op(l_off, kMatch, [&](const Thread& t) { return match(t) ? b.x : kOff; });
+        w.op(l_idx, kChild,
              [&](const Thread& t) { return match(t) ? nd * (kNodeBytes / 4) + t.x : kOff; });
-        w.op(l_offw, kAluGap, [&](const Thread& t) { return match(t) ? b.x : kOff; });
-        w.op(l_off0, kAluGap, [&](const Thread& t) { return t.x == 0 ? b.x : kOff; });
-        w.op(l_currw, 0, [&](const Thread& t) { return t.x == 0 ? b.x : kOff; });
+        w.op(l_offw, kBoundsCheck, [&](const Thread& t) { return match(t) ? b.x : kOff; });
+        w.op(l_off0, kAdvance, [&](const Thread& t) { return t.x == 0 ? b.x : kOff; });
+        w.op(l_currw, kNoWork, [&](const Thread& t) { return t.x == 0 ? b.x : kOff; });
       }
       // The kernel loops maxheight times; in the last pass the node is the leaf: the matching
       // thread reads its record index, which fails the "is a node" test, so offset stays.
       const std::uint64_t leaf = path[tree.height - 1];
-      w.op(l_curr, kIndexGap, all_t(b.x));
-      w.op(l_k0, kIndexGap, [&](const Thread& t) { return leaf * (kNodeBytes / 4) + t.x; });
-      w.op(l_key, 0, all_t(b.x));
-      w.op(l_k1, 0, [&](const Thread& t) { return leaf * (kNodeBytes / 4) + t.x; });
+      w.op(l_curr, tree.height > 1 ? kBarrier + kLevelStart : kLevelStart, all_t(b.x));
+      w.op(l_k0, kNodeLoads, [&](const Thread& t) { return leaf * (kNodeBytes / 4) + t.x; });
+      w.op(l_key, kNoWork, all_t(b.x));
+      w.op(l_k1, kNoWork, [&](const Thread& t) { return leaf * (kNodeBytes / 4) + t.x; });
       auto leaf_slot = [&](const Thread& t) { return t.x == slot[tree.height - 1]; };
-      w.op(l_off, kAluGap, [&](const Thread& t) { return leaf_slot(t) ? b.x : kOff; });
-      w.op(l_idx, kIndexGap,
+      w.op(l_off, kMatch, [&](const Thread& t) { return leaf_slot(t) ? b.x : kOff; });
+      w.op(l_idx, kChild,
            [&](const Thread& t) { return leaf_slot(t) ? leaf * (kNodeBytes / 4) + t.x : kOff; });
-      w.op(l_off0, kAluGap, [&](const Thread& t) { return t.x == 0 ? b.x : kOff; });
-      w.op(l_currw, 0, [&](const Thread& t) { return t.x == 0 ? b.x : kOff; });
+      w.op(l_off0, kBoundsCheck + kAdvance, [&](const Thread& t) { return t.x == 0 ? b.x : kOff; });
+      w.op(l_currw, kNoWork, [&](const Thread& t) { return t.x == 0 ? b.x : kOff; });
       auto hit = [&](const Thread& t) { return key_at(leaf, t.x) == key; };
-      w.op(f_curr, kIndexGap, all_t(b.x));
-      w.op(f_k, kIndexGap, [&](const Thread& t) { return leaf * (kNodeBytes / 4) + t.x; });
-      w.op(f_key, 0, all_t(b.x));
-      w.op(f_idx, kAluGap,
+      w.op(f_curr, kLeafStart, all_t(b.x));
+      w.op(f_k, kNodeLoads, [&](const Thread& t) { return leaf * (kNodeBytes / 4) + t.x; });
+      w.op(f_key, kNoWork, all_t(b.x));
+      w.op(f_idx, kLeafHit,
            [&](const Thread& t) { return hit(t) ? leaf * (kNodeBytes / 4) + t.x : kOff; });
-      w.op(f_rec, kIndexGap,
+      w.op(f_rec, kRecord,
            [&](const Thread& t) { return hit(t) ? std::uint64_t{tree.indices[leaf][t.x]} : kOff; });
-      w.op(f_ans, kAluGap, [&](const Thread& t) { return hit(t) ? b.x : kOff; });
+      w.op(f_ans, kAnswer, [&](const Thread& t) { return hit(t) ? b.x : kOff; });
     });
   });
   wl.cpu_write({knodes, recs, curr, offset, keys});

@@ -14,6 +14,40 @@ namespace {
 constexpr std::uint32_t kBlock = 192;  // BLOCK_SIZE_0..4 in euler3d.cu
 constexpr std::uint32_t kVars = 5, kNeighbours = 4, kDims = 3, kRk = 3;
 
+// ---- per-thread work of euler3d (compute_cost.h) ----
+// A structure-of-arrays element x[i + f * nelr]: the field offset and the address.
+constexpr Work kSoa = int_ops(1) + kAddress;
+// velocity = momentum / density (three divisions), speed_sqd (three FMA), pressure (three),
+// speed_of_sound = sqrtf(GAMMA * pressure / density).
+constexpr Work kFlowState = 3 * kDivide + fp32(7) + kDivide + kSqrt;
+// compute_flux_contribution: the momentum and energy flux terms (15 FMUL/FFMA).
+constexpr Work kFluxContribution = fp32(15);
+// cuda_compute_step_factor: the five variables and the area (i has no guard: nelr is padded to
+// the block size); then the flow state and step_factors[i] = 0.5f / (sqrtf(areas[i]) *
+// (sqrtf(speed_sqd) + speed_of_sound)).
+constexpr Work kStepLoads = kGlobalIndex + kVars * kSoa + kAddress;
+constexpr Work kStepFactor = kFlowState + 2 * kSqrt + fp32(2) + kDivide + kAddress;
+// cuda_compute_flux: the element's own variables, then its flow state and flux contribution
+// (before the neighbour loop); per neighbour the loop step, the neighbour index and the three
+// normal components; normal_len = sqrtf(x^2 + y^2 + z^2), if (nb >= 0) and the neighbour's
+// variables; its flow state and contribution, the dissipation factor (a sqrtf and six FP32) and
+// the density, momentum and energy fluxes along the normal (43 FP32).
+constexpr Work kFluxLoads = kGlobalIndex + kVars * kSoa;
+constexpr Work kFluxOwn = kFlowState + kSqrt + kFluxContribution;
+constexpr Work kNeighbourLoads = kLoop + (1 + kDims) * kSoa;
+constexpr Work kNeighbourVars = fp32(3) + kSqrt + kGuard + imad(1) + kVars * kSoa;
+constexpr Work kFluxFace = kFlowState + kSqrt + kFluxContribution + kSqrt + fp32(6) + fp32(43);
+constexpr Work kFluxStores = kVars * kSoa;
+// cuda_time_step: factor = step_factors[i] / float(RK + 1 - j) and the ten loads' addresses; then
+// variables[...] = old_variables[...] + factor * fluxes[...] (five FFMA) and the store addresses.
+constexpr Work kTimeLoads = kGlobalIndex + kAddress + 2 * kVars * kSoa;
+constexpr Work kTimeStores = kConvert + kDivide + fp32(kVars) + kVars * kSoa;
+// cuda_initialize_variables: variables[i + j * nelr] = ff_variable[j] (constant memory).
+constexpr Work kInitStores = kGlobalIndex + kVars * kSoa;
+// The device-to-device copy, one element per thread: index, guard, load; store address.
+constexpr Work kCopyLoad = kGlobalIndex + kGuard + kAddress;
+constexpr Work kCopyStore = kAddress;
+
 void write_cfd(GenContext& ctx) {
   const std::uint64_t iters = ctx.params.integer("iters", 1, 100000);
   const std::uint64_t nelr = fit(ctx.footprint, kBlock, [](std::uint64_t n) { return n * 132; });
@@ -55,8 +89,9 @@ void write_cfd(GenContext& ctx) {
     for (std::uint32_t f = 0; f < count; ++f) r.push_back(soa(k, alloc, kind, f, per_element));
     return r;
   };
-  auto each = [](Warp& w, const std::vector<Ref>& refs, std::uint32_t gap, auto&& idx) {
-    for (std::size_t f = 0; f < refs.size(); ++f) w.op(refs[f], f == 0 ? gap : 0, idx);
+  // The fields of one element issue back to back: the work goes before the first.
+  auto each = [](Warp& w, const std::vector<Ref>& refs, const Work& work, auto&& idx) {
+    for (std::size_t f = 0; f < refs.size(); ++f) w.op(refs[f], f == 0 ? work : kNoWork, idx);
   };
   auto elem = [nelr](Block& b) {
     return [&b, nelr](const Thread& t) { return b.gx(t) < nelr ? b.gx(t) : kOff; };
@@ -69,15 +104,15 @@ void write_cfd(GenContext& ctx) {
   wl.body(kcopy, [=](Block& b, std::int32_t) {
     b.warps([&](Warp& w) {
       auto i = [&](const Thread& t) { return b.gx(t) < nelr * kVars ? b.gx(t) : kOff; };
-      w.op(cp_r, kIndexGap, i);
-      w.op(cp_w, kAluGap, i);
+      w.op(cp_r, kCopyLoad, i);
+      w.op(cp_w, kCopyStore, i);
     });
   });
 
   const std::uint32_t kinit = wl.kernel("cuda_initialize_variables", grid, block);
   const auto init_w = fields(kinit, vars, AccessKind::Write, kVars);
   wl.body(kinit, [=](Block& b, std::int32_t) {
-    b.warps([&](Warp& w) { each(w, init_w, kIndexGap, elem(b)); });
+    b.warps([&](Warp& w) { each(w, init_w, kInitStores, elem(b)); });
   });
 
   const std::uint32_t kstep = wl.kernel("cuda_compute_step_factor", grid, block);
@@ -86,9 +121,9 @@ void write_cfd(GenContext& ctx) {
   const Ref step_w = soa(kstep, steps, AccessKind::Write, 0);
   wl.body(kstep, [=](Block& b, std::int32_t) {
     b.warps([&](Warp& w) {
-      each(w, step_v, kIndexGap, elem(b));
-      w.op(step_a, 0, elem(b));
-      w.op(step_w, 40, elem(b));  // speed of sound: sqrt, divisions
+      each(w, step_v, kStepLoads, elem(b));
+      w.op(step_a, kNoWork, elem(b));
+      w.op(step_w, kStepFactor, elem(b));
     });
   });
 
@@ -111,24 +146,24 @@ void write_cfd(GenContext& ctx) {
   wl.body(kflux, [=, &nb](Block& b, std::int32_t) {
     b.warps([&](Warp& w) {
       auto i = elem(b);
-      each(w, flux_own, kIndexGap, i);
+      each(w, flux_own, kFluxLoads, i);
       for (std::uint32_t j = 0; j < kNeighbours; ++j) {
         auto slot = [&](const Thread& t) { return i(t) == kOff ? kOff : j * nelr + i(t); };
-        w.op(flux_nb_idx, kAluGap, slot);
+        w.op(flux_nb_idx, j == 0 ? kFluxOwn + kNeighbourLoads : kNeighbourLoads, slot);
         for (std::uint32_t d = 0; d < kDims; ++d) {
-          w.op(flux_normal, 0, [&](const Thread& t) {
+          w.op(flux_normal, kNoWork, [&](const Thread& t) {
             return i(t) == kOff ? kOff : (j + d * kNeighbours) * nelr + i(t);
           });
         }
         for (std::uint32_t f = 0; f < kVars; ++f) {  // if (nb >= 0) read the neighbour's state
-          w.op(flux_nb[f], f == 0 ? kIndexGap : 0, [&](const Thread& t) {
+          w.op(flux_nb[f], f == 0 ? kNeighbourVars : kNoWork, [&](const Thread& t) {
             const std::int64_t e = i(t) == kOff ? -1 : nb[j * nelr + i(t)];
             return e < 0 ? kOff : f * nelr + static_cast<std::uint64_t>(e);
           });
         }
-        w.compute(60);  // the flux contribution of this face
+        w.compute(kFluxFace);  // the flux contribution of this face
       }
-      each(w, flux_w, kAluGap, i);
+      each(w, flux_w, kFluxStores, i);
     });
   });
 
@@ -139,10 +174,10 @@ void write_cfd(GenContext& ctx) {
   const auto time_w = fields(ktime, vars, AccessKind::Write, kVars);
   wl.body(ktime, [=](Block& b, std::int32_t) {
     b.warps([&](Warp& w) {
-      w.op(time_s, kIndexGap, elem(b));
-      each(w, time_old, 0, elem(b));
-      each(w, time_flux, 0, elem(b));
-      each(w, time_w, kAluGap, elem(b));
+      w.op(time_s, kTimeLoads, elem(b));
+      each(w, time_old, kNoWork, elem(b));
+      each(w, time_flux, kNoWork, elem(b));
+      each(w, time_w, kTimeStores, elem(b));
     });
   });
 

@@ -16,6 +16,23 @@ namespace {
 
 constexpr std::uint32_t kThreads = 256, kTileM = 64, kTileN = 64, kStepK = 16;
 
+// ---- per-thread work (compute_cost.h) ----
+// Implicit GEMM, per k-step: four weight loads (row-major index and address each) and four im2col
+// loads (channel, ky, kx of the k index, the padding checks, the NCHW index) issue together; the
+// loaded values go to shared memory (8 STS) between two barriers, and the 64 x 64 x 16 tile is
+// multiplied: per k, each thread reads 4 + 4 operands from shared memory and does 4 x 4 FFMA.
+constexpr Work kWeightAddress = kIndex2D + kAddress;
+constexpr Work kIm2colAddress = int_ops(6) + imad(3) + cmp(4) + kAddress;
+constexpr Work kStepLoads = 4 * kWeightAddress + 4 * kIm2colAddress;
+constexpr Work kStepCompute = shared(8) + 2 * kBarrier + kStepK * (shared(8) + fp32(16)) + kLoop;
+// The epilogue: the ReLU of the 4 x 4 outputs and their addresses.
+constexpr Work kEpilogue = cmp(16) + 16 * (kIndex2D + kAddress);
+// Pooling, per output: the index, the guard and its (batch, channel, y, x) by three divisions;
+// per window element the bounds check, the NCHW index and the address (hoisted before the
+// independent loads); the max of each element; the store address.
+constexpr Work kPoolStart = kGlobalIndex + kGuard + 3 * kIntDivide;
+constexpr Work kPoolTap = cmp(2) + 2 * kIndex2D + kAddress;
+
 /// A view of an NCHW buffer: `c` channels starting at channel `c0` of a buffer with `cbuf`.
 struct Tensor {
   std::uint32_t alloc = 0;
@@ -99,13 +116,16 @@ class Net {
           const std::uint64_t kk = s * kStepK;
           for (std::uint64_t q = 0; q < 4;
                ++q) {  // weights: rows co0 + 8 wi + 2 q (+1), 16 columns
-            wp.op(rw, q == 0 ? (s == 0 ? kIndexGap : 64 * kAluGap) : 0, [&](const Thread& t) {
+            const Work work = q > 0    ? kNoWork
+                              : s == 0 ? kGlobalIndex2D + kStepLoads
+                                       : kStepCompute + kStepLoads;
+            wp.op(rw, work, [&](const Thread& t) {
               const std::uint64_t co = co0 + 8 * wi + 2 * q + t.x % 32 / 16, kidx = kk + t.x % 16;
               return co < m && kidx < kd ? co * kd + kidx : kOff;
             });
           }
           for (std::uint64_t q = 0; q < 4; ++q) {  // im2col: k-row kk + 2 wi + q/2, 32 positions
-            wp.op(ri, 0, [&](const Thread& t) {
+            wp.op(ri, kNoWork, [&](const Thread& t) {
               const std::uint64_t kidx = kk + 2 * wi + q / 2, p = n0 + (q % 2) * 32 + t.x % 32;
               if (kidx >= kd || p >= bt * dst.h * dst.w) return kOff;
               return pixel(src, dst, p, kidx / (k * k), kidx / k % k, kidx % k, stride, pad);
@@ -114,7 +134,7 @@ class Net {
         }
         for (std::uint64_t i = 0; i < 4; ++i) {  // epilogue: thread (ty, tx) holds 4 x 4 outputs
           for (std::uint64_t j = 0; j < 4; ++j) {
-            wp.op(wo, i + j == 0 ? kAluGap : 0, [&](const Thread& t) {
+            wp.op(wo, i + j == 0 ? kStepCompute + kEpilogue : kNoWork, [&](const Thread& t) {
               const std::uint64_t ty = b.local(t) / 16, tx = b.local(t) % 16;
               const std::uint64_t co = co0 + ty * 4 + i, p = n0 + j * 16 + tx;
               if (co >= m || p >= bt * dst.h * dst.w) return kOff;
@@ -163,7 +183,9 @@ class Net {
         };
         for (std::uint64_t ky = 0; ky < k; ++ky) {
           for (std::uint64_t kx = 0; kx < k; ++kx) {
-            wp.op(ri, ky + kx == 0 ? kIndexGap : 0, [&](const Thread& t) {
+            const Work work =
+                ky + kx == 0 ? kPoolStart + static_cast<std::uint32_t>(k * k) * kPoolTap : kNoWork;
+            wp.op(ri, work, [&](const Thread& t) {
               std::uint64_t bb, c, y, x;
               if (!coords(t, bb, c, y, x)) return kOff;
               const std::uint64_t iy = y * stride + ky, ix = x * stride + kx;
@@ -171,7 +193,8 @@ class Net {
             });
           }
         }
-        wp.op(wo, kAluGap, [&](const Thread& t) { return b.gx(t) < total ? b.gx(t) : kOff; });
+        wp.op(wo, cmp(static_cast<std::uint32_t>(k * k)) + kAddress,
+              [&](const Thread& t) { return b.gx(t) < total ? b.gx(t) : kOff; });
       });
     });
     kernels_.push_back(kern);

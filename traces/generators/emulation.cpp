@@ -1,6 +1,7 @@
 // Kernel emulation layer: hint derivation and replay of the host program (see emulation.h).
 #include "traces/generators/emulation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -71,6 +72,27 @@ void Workload::cpu(std::uint32_t alloc, AccessKind kind, std::uint64_t offset,
   s.event.va = base(alloc) + offset;
   s.event.size = bytes;
   s.event.kind = kind;
+  script_.push_back(s);
+}
+
+void Workload::prefetch(std::uint32_t alloc, Processor dest, std::uint64_t offset,
+                        std::uint64_t bytes) {
+  if (offset > size(alloc)) throw std::logic_error("prefetch past the end of an allocation");
+  Step s;
+  s.event.type = trace::HostEventType::MemPrefetch;
+  s.event.va = base(alloc) + offset;
+  s.event.size = std::min(bytes, size(alloc) - offset);
+  s.event.device = dest;
+  script_.push_back(s);
+}
+
+void Workload::advise(std::uint32_t alloc, trace::Advice advice, Processor device) {
+  Step s;
+  s.event.type = trace::HostEventType::MemAdvise;
+  s.event.va = base(alloc);
+  s.event.size = size(alloc);
+  s.event.advice = advice;
+  s.event.device = device;
   script_.push_back(s);
 }
 

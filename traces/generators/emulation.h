@@ -3,7 +3,7 @@
 // static memops with what a compiler pass would know about them, and the host's launch sequence —
 // and `Workload::write()` derives the static hints (docs/hints.md) from that description, writes
 // them into the trace metadata and then replays the launch sequence, calling each kernel body once
-// per threadblock. Bodies express per-thread index expressions: `warp.op(ref, gap, fn)` evaluates
+// per threadblock. Bodies express per-thread index expressions: `warp.op(ref, work, fn)` evaluates
 // `fn(thread)` for every lane and coalesces the warp's addresses into records with
 // warp_instruction. Nothing but the current threadblock is buffered, so generation streams.
 #pragma once
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "traces/generators/compute_cost.h"
 #include "traces/generators/generator.h"
 #include "traces/hints.h"
 #include "traces/trace.h"
@@ -56,9 +57,26 @@ class Warp {
   const Thread& lane(std::uint32_t i) const { return lanes_[i]; }
 
   /// One warp-wide execution of `r`: `idx(thread)` is the element the thread accesses, or kOff.
-  /// `gap` compute cycles precede it; if no lane is active the gap carries over to the next op.
+  /// `work` (compute_cost.h) is the per-thread computation since the warp's previous access; if
+  /// no lane is active it carries over to the next op.
   template <class F>
-  void op(const Ref& r, std::uint32_t gap, F&& idx) {
+  void op(const Ref& r, const Work& work, F&& idx) {
+    op_slots(r, work.slots(), std::forward<F>(idx));
+  }
+  /// As op(), but `idx(lane)` receives the lane number (0..size()-1), for kernels whose per-lane
+  /// state (loop bounds, loaded values) the body computed beforehand.
+  template <class F>
+  void op_lane(const Ref& r, const Work& work, F&& idx) {
+    std::uint32_t lane = 0;
+    op(r, work, [&](const Thread&) { return idx(lane++); });
+  }
+  /// Adds computation before the warp's next access (e.g. a loop's arithmetic).
+  void compute(const Work& work) { pending_gap_ += work.slots(); }
+
+ private:
+  /// op() with the work already in issue slots.
+  template <class F>
+  void op_slots(const Ref& r, std::uint32_t gap, F&& idx) {
     Addr va[32];
     std::size_t n = 0;
     for (std::uint32_t l = 0; l < n_; ++l) {
@@ -70,17 +88,7 @@ class Warp {
     warp_instruction(w_, index_, {va, n}, r.bytes, r.kind, r.id, pending_gap_);
     pending_gap_ = 0;
   }
-  /// As op(), but `idx(lane)` receives the lane number (0..size()-1), for kernels whose per-lane
-  /// state (loop bounds, loaded values) the body computed beforehand.
-  template <class F>
-  void op_lane(const Ref& r, std::uint32_t gap, F&& idx) {
-    std::uint32_t lane = 0;
-    op(r, gap, [&](const Thread&) { return idx(lane++); });
-  }
-  /// Adds compute time before the warp's next access (e.g. a loop's arithmetic).
-  void compute(std::uint32_t cycles) { pending_gap_ += cycles; }
 
- private:
   trace::TraceWriter& w_;
   std::uint32_t index_;
   const Thread* lanes_;
@@ -198,6 +206,11 @@ class Workload {
   void cpu_write(std::initializer_list<std::uint32_t> allocs) {
     for (std::uint32_t a : allocs) cpu_write(a);
   }
+  /// cudaMemPrefetchAsync of `bytes` of `alloc` from `offset` (default: all of it) to `dest`.
+  void prefetch(std::uint32_t alloc, Processor dest, std::uint64_t offset = 0,
+                std::uint64_t bytes = ~std::uint64_t{0});
+  /// cudaMemAdvise(alloc, size, advice, device) over the whole allocation.
+  void advise(std::uint32_t alloc, trace::Advice advice, Processor device);
   /// A kernel launch followed by cudaDeviceSynchronize.
   void launch(std::uint32_t kernel, std::int32_t iteration = -1);
   /// A host loop: for it in 0..iters-1, launch each of `kernels` in order with iteration it.

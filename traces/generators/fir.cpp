@@ -3,6 +3,13 @@
 // input[t - i], reading the previous block's tail from a history buffer for t < i, and a small
 // kernel then saves this block's tail as the next history. Each launch streams a new, disjoint
 // part of the input and output while the coefficients and history are reused throughout.
+//
+// Host events follow UVM-Discard's fir (Zhu et al., IISWC 2022), which prefetches everything the
+// kernels touch, so the real run takes no GPU fault: the input is populated on the host
+// (cudaMemPrefetchAsync to the CPU, then written), the coefficients and history — device
+// buffers filled by cudaMemcpy in the app — are prefetched to the GPU after the host writes them,
+// and before the first launch of every window of `window` chunks the input and output of that
+// window are prefetched to the GPU. `prefetch=off` leaves every migration to demand faults.
 #include "core/error.h"
 #include "traces/generators/emulation.h"
 
@@ -11,9 +18,23 @@ namespace {
 
 constexpr std::uint32_t kBlock = 256;
 
+// ---- per-thread work (compute_cost.h) ----
+// tid = blockIdx.x * blockDim.x + threadIdx.x; if (tid > num_data) return; then per tap i the
+// loop step, if (tid >= i), &coeff[i] and &input[tid - i] (or &history[...]), and the FFMA
+// sum += coeff[i] * x once both loads are back (it precedes the next tap's loads).
+constexpr Work kTapLoads = kLoop + kGuard + kAddress + int_ops(1) + kAddress;
+constexpr Work kFirstTap = kGlobalIndex + kGuard + kTapLoads;
+constexpr Work kNextTap = fp32(1) + kTapLoads;
+constexpr Work kStoreOutput = fp32(1) + kAddress;
+// fir_save_history: j = global index, if (j < taps), &input[end - taps + j]; &history[j].
+constexpr Work kHistoryLoad = kGlobalIndex + kGuard + int_ops(1) + kAddress;
+constexpr Work kHistoryStore = kAddress;
+
 void write_fir(GenContext& ctx) {
   const std::uint64_t chunks = ctx.params.integer("chunks", 1, 100000);
   const std::uint64_t taps = ctx.params.integer("taps", 1, 256);
+  const bool prefetch = ctx.params.choice("prefetch", {"on", "off"}) == "on";
+  const std::uint64_t window = std::min(ctx.params.integer("window", 1, 100000), chunks);
   const std::uint64_t len = ctx.footprint / 8 / chunks / kBlock * kBlock;  // samples per launch
   if (len < taps)
     throw UserError("--footprint: too small for " + std::to_string(chunks) + " chunks");
@@ -39,11 +60,13 @@ void write_fir(GenContext& ctx) {
     const std::uint64_t base = static_cast<std::uint64_t>(it) * len;
     b.warps([&](Warp& w) {
       for (std::uint64_t i = 0; i < taps; ++i) {
-        w.op(r_c, i == 0 ? kIndexGap : kAluGap, [&](const Thread&) { return i; });
-        w.op(r_in, 0, [&](const Thread& th) { return b.gx(th) >= i ? base + b.gx(th) - i : kOff; });
-        w.op(r_h, 0, [&](const Thread& th) { return b.gx(th) < i ? taps - (i - b.gx(th)) : kOff; });
+        w.op(r_c, i == 0 ? kFirstTap : kNextTap, [&](const Thread&) { return i; });
+        w.op(r_in, kNoWork,
+             [&](const Thread& th) { return b.gx(th) >= i ? base + b.gx(th) - i : kOff; });
+        w.op(r_h, kNoWork,
+             [&](const Thread& th) { return b.gx(th) < i ? taps - (i - b.gx(th)) : kOff; });
       }
-      w.op(w_out, kAluGap, [&](const Thread& th) { return base + b.gx(th); });
+      w.op(w_out, kStoreOutput, [&](const Thread& th) { return base + b.gx(th); });
     });
   });
   // history[j] = input[chunk end - taps + j]
@@ -57,15 +80,28 @@ void write_fir(GenContext& ctx) {
     const std::uint64_t end = (static_cast<std::uint64_t>(it) + 1) * len;
     b.warps([&](Warp& w) {
       auto j = [&](const Thread& th) { return b.gx(th) < taps ? b.gx(th) : kOff; };
-      w.op(h_in, kIndexGap,
+      w.op(h_in, kHistoryLoad,
            [&](const Thread& th) { return j(th) == kOff ? kOff : end - taps + j(th); });
-      w.op(h_w, kAluGap, j);
+      w.op(h_w, kHistoryStore, j);
     });
   });
+  if (prefetch) wl.prefetch(input, Processor::Cpu);  // populate the input on the host
   wl.cpu_write(input);
   wl.cpu_write(coeff);
   wl.cpu_write(history);
-  wl.loop(chunks, {k, kh});
+  if (prefetch) {
+    wl.prefetch(coeff, Processor::Gpu);
+    wl.prefetch(history, Processor::Gpu);
+  }
+  for (std::uint64_t c = 0; c < chunks; ++c) {
+    if (prefetch && c % window == 0) {  // the next window of chunks, before its first launch
+      const std::uint64_t bytes = std::min(window, chunks - c) * len * 4;
+      wl.prefetch(input, Processor::Gpu, c * len * 4, bytes);
+      wl.prefetch(output, Processor::Gpu, c * len * 4, bytes);
+    }
+    wl.launch(k, static_cast<std::int32_t>(c));
+    wl.launch(kh, static_cast<std::int32_t>(c));
+  }
   wl.write();
 }
 
@@ -73,7 +109,11 @@ const Registrar kFir{Generator{
     "fir",
     "FIR filter over footprint/8 samples (input + output), processed in `chunks` launches of "
     "one thread per output sample",
-    {{"chunks", "16", "signal blocks, one launch each (host loop)"}, {"taps", "16", "filter taps"}},
+    {{"chunks", "16", "signal blocks, one launch each (host loop)"},
+     {"taps", "16", "filter taps"},
+     {"prefetch", "on",
+      "on: cudaMemPrefetchAsync as UVM-Discard's fir (no GPU fault); off: demand paging only"},
+     {"window", "4", "chunks whose input and output one prefetch moves to the GPU"}},
     write_fir,
     "iterative-disjoint",
     std::uint64_t{64} << 20,

@@ -13,6 +13,13 @@ namespace {
 
 constexpr std::uint32_t kTile = 16;  // BLOCK_SIZE x BLOCK_SIZE threads, one pair each
 
+// ---- per-thread work (compute_cost.h) ----
+// x and y from the 2-D index; the three independent loads dist[y][x], dist[y][k], dist[k][x],
+// each a row-major index and an address. Then tempWeight = the sum, if (tempWeight < oldWeight),
+// and the path buffer's address for the two stores.
+constexpr Work kLoads = kGlobalIndex2D + 3 * (kIndex2D + kAddress);
+constexpr Work kRelax = int_ops(1) + kGuard + kAddress;
+
 void write_floyd_warshall(GenContext& ctx) {
   const std::uint64_t n = fit(ctx.footprint, kTile, [](std::uint64_t v) { return 2 * v * v * 4; });
   const std::uint64_t passes = iteration_limit(ctx, "passes", n);
@@ -45,9 +52,9 @@ void write_floyd_warshall(GenContext& ctx) {
     const auto kk = static_cast<std::uint64_t>(it);
     blk.warps([&](Warp& w) {
       auto yx = [&](const Thread& t) { return blk.gy(t) * n + blk.gx(t); };
-      w.op(r_yx, kIndexGap, yx);
-      w.op(r_yk, 0, [&](const Thread& t) { return blk.gy(t) * n + kk; });
-      w.op(r_kx, 0, [&](const Thread& t) { return kk * n + blk.gx(t); });
+      w.op(r_yx, kLoads, yx);
+      w.op(r_yk, kNoWork, [&](const Thread& t) { return blk.gy(t) * n + kk; });
+      w.op(r_kx, kNoWork, [&](const Thread& t) { return kk * n + blk.gx(t); });
       // if (tempWeight < oldWeight) { dist[y][x] = tempWeight; path[y][x] = k; }
       bool improved[32];
       for (std::uint32_t l = 0; l < w.size(); ++l) {
@@ -60,8 +67,8 @@ void write_floyd_warshall(GenContext& ctx) {
       auto if_improved = [&](const Thread& t) {
         return improved[blk.local(t) % 32] ? yx(t) : kOff;
       };
-      w.op(w_yx, kAluGap, if_improved);
-      w.op(w_path, 0, if_improved);
+      w.op(w_yx, kRelax, if_improved);
+      w.op(w_path, kNoWork, if_improved);
     });
   });
   wl.cpu_write(dist);

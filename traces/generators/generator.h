@@ -112,10 +112,6 @@ struct Registrar {
 /// allocations on x86-64 Linux.
 inline constexpr Addr kFirstAllocationBase = 0x7f0000000000;
 
-/// Compute gaps (cycles) used by the synthetic kernels; see docs/generators.md.
-inline constexpr std::uint32_t kIndexGap = 8;  ///< global-id / address arithmetic before a load
-inline constexpr std::uint32_t kAluGap = 4;    ///< one dependent FADD/FFMA before a store
-
 /// Appends allocations with the given names and sizes, each at a 2 MB-aligned base followed by a
 /// 2 MB guard gap, with ids 0, 1, 2, ... Returns their bases.
 std::vector<Addr> place_allocations(

@@ -10,6 +10,24 @@ namespace {
 
 constexpr std::uint32_t kBlock = 256;  // DIM_THREAD_BLOCK_X
 
+// ---- per-thread work (compute_cost.h); DATA_TYPE is float ----
+// kernel1: tid, if (tid == 0), then per row the loop step and the strength-reduced address of
+// a[i][k]; nrm += a * a (FFMA) once the element is back. r[k][k] = sqrt(nrm).
+constexpr Work k1First = kGlobalIndex + kGuard + kLoop + kAddress;
+constexpr Work k1Next = fp32(1) + kLoop + kAddress;
+constexpr Work k1Store = fp32(1) + kSqrt + kIndex2D + kAddress;
+// kernel2: i, if (i < NI), &a[i][k] and &r[k][k]; q[i][k] = a / r (a division).
+constexpr Work k2Loads = kGlobalIndex + kGuard + 2 * (kIndex2D + kAddress);
+constexpr Work k2Store = kDivide + kAddress;
+// kernel3: j, if (j > k && j < NJ); the first loop's step and the addresses of q[i][k] and
+// a[i][j]; the FFMA into the register accumulator; r[k][j] = sum; the second loop's step and
+// addresses; a[i][j] -= q[i][k] * r[k][j] (FFMA).
+constexpr Work k3First = kGlobalIndex + cmp(2) + branch(1) + kLoop + 2 * kAddress;
+constexpr Work k3Next = fp32(1) + kLoop + 2 * kAddress;
+constexpr Work k3StoreR = fp32(1) + kIndex2D + kAddress;
+constexpr Work k3Update = kLoop + 2 * kAddress;
+constexpr Work k3StoreA = fp32(1);
+
 void write_gramschmidt(GenContext& ctx) {
   const std::uint64_t n = fit(ctx.footprint, kBlock, [](std::uint64_t v) { return 3 * v * v * 4; });
   const std::uint64_t iters = iteration_limit(ctx, "iters", n);
@@ -35,10 +53,9 @@ void write_gramschmidt(GenContext& ctx) {
       if (w.index() != 0) return;
       auto tid0 = [&](const Thread& t, std::uint64_t e) { return blk.local(t) == 0 ? e : kOff; };
       for (std::uint64_t i = 0; i < n; ++i) {
-        w.op(k1_a, i == 0 ? kIndexGap : kAluGap,
-             [&](const Thread& t) { return tid0(t, i * n + it); });
+        w.op(k1_a, i == 0 ? k1First : k1Next, [&](const Thread& t) { return tid0(t, i * n + it); });
       }
-      w.op(k1_r, 20, [&](const Thread& t) { return tid0(t, (n + 1) * it); });  // sqrt
+      w.op(k1_r, k1Store, [&](const Thread& t) { return tid0(t, (n + 1) * it); });
     });
   });
 
@@ -53,9 +70,9 @@ void write_gramschmidt(GenContext& ctx) {
   wl.body(k2, [=](Block& blk, std::int32_t it) {
     blk.warps([&](Warp& w) {
       auto i = [&](const Thread& t) { return blk.gx(t) < n ? blk.gx(t) : kOff; };
-      w.op(k2_a, kIndexGap, [&](const Thread& t) { return i(t) == kOff ? kOff : i(t) * n + it; });
-      w.op(k2_r, 0, [&](const Thread& t) { return i(t) == kOff ? kOff : (n + 1) * it; });
-      w.op(k2_q, 12, [&](const Thread& t) { return i(t) == kOff ? kOff : i(t) * n + it; });
+      w.op(k2_a, k2Loads, [&](const Thread& t) { return i(t) == kOff ? kOff : i(t) * n + it; });
+      w.op(k2_r, kNoWork, [&](const Thread& t) { return i(t) == kOff ? kOff : (n + 1) * it; });
+      w.op(k2_q, k2Store, [&](const Thread& t) { return i(t) == kOff ? kOff : i(t) * n + it; });
     });
   });
 
@@ -83,14 +100,14 @@ void write_gramschmidt(GenContext& ctx) {
         return j(t) == kOff ? kOff : i * n + col;
       };
       for (std::uint64_t i = 0; i < n; ++i) {
-        w.op(k3_q1, i == 0 ? kIndexGap : kAluGap, [&](const Thread& t) { return at(i, kk, t); });
-        w.op(k3_a1, 0, [&](const Thread& t) { return at(i, j(t), t); });
+        w.op(k3_q1, i == 0 ? k3First : k3Next, [&](const Thread& t) { return at(i, kk, t); });
+        w.op(k3_a1, kNoWork, [&](const Thread& t) { return at(i, j(t), t); });
       }
-      w.op(k3_r, kAluGap, [&](const Thread& t) { return at(kk, j(t), t); });
+      w.op(k3_r, k3StoreR, [&](const Thread& t) { return at(kk, j(t), t); });
       for (std::uint64_t i = 0; i < n; ++i) {
-        w.op(k3_q2, kAluGap, [&](const Thread& t) { return at(i, kk, t); });
-        w.op(k3_a2, 0, [&](const Thread& t) { return at(i, j(t), t); });
-        w.op(k3_a3, kAluGap, [&](const Thread& t) { return at(i, j(t), t); });
+        w.op(k3_q2, k3Update, [&](const Thread& t) { return at(i, kk, t); });
+        w.op(k3_a2, kNoWork, [&](const Thread& t) { return at(i, j(t), t); });
+        w.op(k3_a3, k3StoreA, [&](const Thread& t) { return at(i, j(t), t); });
       }
     });
   });

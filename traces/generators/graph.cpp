@@ -37,6 +37,63 @@ Csr rmat_graph(unsigned scale, unsigned edge_factor, std::uint64_t seed) {
   return g;
 }
 
+namespace {
+
+// graphgen draws the number of picks and the destinations from two generators (rand() and a TR1
+// engine); so do we, which makes the arc count of the first n vertices independent of n.
+std::mt19937_64 picks_rng(std::uint64_t seed) {
+  return std::mt19937_64(seed ^ 0x5851f42d4c957f2dull);
+}
+std::mt19937_64 dest_rng(std::uint64_t seed) { return std::mt19937_64(seed); }
+std::uint64_t next_picks(std::mt19937_64& rng) {
+  return kRodiniaMinPicks + uniform_below(rng, kRodiniaMaxPicks - kRodiniaMinPicks + 1);
+}
+
+}  // namespace
+
+Csr rodinia_graph(std::uint64_t n, std::uint64_t seed) {
+  // Two passes over the same random streams: count each vertex's arcs, then place them in the
+  // order graphgen appends them (no edge list is stored).
+  Csr g;
+  g.vertices = n;
+  g.offsets.assign(n + 1, 0);
+  for (int pass = 0; pass < 2; ++pass) {
+    std::mt19937_64 pr = picks_rng(seed), dr = dest_rng(seed);
+    std::vector<std::uint64_t> fill;
+    if (pass == 1) {
+      for (std::uint64_t i = 0; i < n; ++i) g.offsets[i + 1] += g.offsets[i];
+      g.targets.resize(g.offsets[n]);
+      fill.assign(g.offsets.begin(), g.offsets.end() - 1);
+    }
+    for (std::uint64_t i = 0; i < n; ++i) {
+      for (std::uint64_t e = next_picks(pr); e > 0; --e) {
+        const std::uint64_t j = uniform_below(dr, n);
+        if (pass == 0) {
+          ++g.offsets[i + 1], ++g.offsets[j + 1];
+        } else {
+          g.targets[fill[i]++] = static_cast<std::uint32_t>(j);
+          g.targets[fill[j]++] = static_cast<std::uint32_t>(i);
+        }
+      }
+    }
+  }
+  return g;
+}
+
+std::uint64_t rodinia_vertices(
+    std::uint64_t seed, std::uint64_t budget,
+    const std::function<std::uint64_t(std::uint64_t, std::uint64_t)>& bytes) {
+  std::mt19937_64 pr = picks_rng(seed);
+  std::uint64_t n = 0, arcs = 0, best = 0;
+  for (;;) {
+    const std::uint64_t a = arcs + 2 * next_picks(pr);
+    if (n + 1 > 0xffffffffu || bytes(n + 1, a) > budget) break;
+    ++n, arcs = a;
+    if (n >= kRodiniaMinVertices) best = n;
+  }
+  return best;
+}
+
 std::vector<std::uint32_t> bfs_levels(const Csr& g, std::uint64_t source) {
   constexpr std::uint32_t kUnreached = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> level(g.vertices, kUnreached);

@@ -1,7 +1,8 @@
-// Graph workloads on seeded R-MAT graphs besides bfs:
+// Graph workloads on seeded graphs besides bfs:
 //  - `sssp`: single-source shortest paths by frontier Bellman-Ford (as in Pannotia / LonestarGPU):
 //    per round a relax kernel has every frontier vertex atomicMin its neighbours' distances and
 //    an update kernel turns the improved vertices into the next frontier, until nothing changes;
+//    on an R-MAT graph or, with graph=rodinia, a graph shaped like Rodinia's (graphgen);
 //  - `minivite`: one phase of Louvain community detection as in miniVite (Li & Chapman's ECP
 //    proxy application): per iteration every vertex scans its neighbours' communities and the
 //    communities' degrees to pick a target community, the moves update the community degrees with
@@ -11,6 +12,7 @@
 #include <limits>
 #include <random>
 
+#include "core/error.h"
 #include "traces/generators/emulation.h"
 #include "traces/generators/graph.h"
 
@@ -18,6 +20,41 @@ namespace uvmsim::gen {
 namespace {
 
 constexpr std::uint32_t kBlock = 256;
+
+// ---- per-thread work of sssp (compute_cost.h) ----
+// sssp_relax: tid, if (tid < n), &mask[tid]; if (mask[tid]) &dist[tid] and &row[tid] (row[tid+1]
+// at the next word). Per arc: the loop step, &col[e] and &weights[e]; nd = d + w and
+// &dist[nid] for the atomicMin; if (old > nd) &updated[nid].
+constexpr Work kRelaxMask = kGlobalIndex + kGuard + kAddress;
+constexpr Work kRelaxVertex = kGuard + 2 * kAddress;
+constexpr Work kRelaxArc = kLoop + 2 * kAddress;
+constexpr Work kRelaxMin = int_ops(1) + kAddress;
+constexpr Work kRelaxUpdated = kGuard + kAddress;
+// sssp_update: tid, if (tid < n), &updated[tid]; &mask[tid] for mask[tid] = updated[tid]; then
+// if (updated[tid]) the clear and *changed = 1.
+constexpr Work kUpdateLoad = kGlobalIndex + kGuard + kAddress;
+constexpr Work kUpdateMask = kAddress;
+constexpr Work kUpdateSet = kGuard;
+// ---- minivite (GraphWeight is double) ----
+// louvain_best_community: tid, if (tid < n), &curr_comm[tid] and the two edge offsets. Per arc:
+// the loop step and &edge_list[e] (tail and weight); &curr_comm[tail]; &comm_degree[comm]; then
+// the local community map update (hash, compare, DADD of the weight). Finally the modularity gain
+// of the best candidate (four DFMA) and &target_comm[tid].
+constexpr Work kBestStart = kGlobalIndex + kGuard + 2 * kAddress;
+constexpr Work kBestArc = kLoop + kAddress;
+constexpr Work kBestComm = kAddress;
+constexpr Work kBestArcUpdate = int_ops(4) + cmp(2) + branch(1) + fp64(1);
+constexpr Work kBestStore = fp64(4) + cmp(1) + kAddress;
+// louvain_update: tid, if (tid < n), &curr_comm[tid] and &target_comm[tid]; if (they differ)
+// &vertex_degree[tid]; the addresses of the two community degrees for the atomics.
+constexpr Work kMoveLoads = kGlobalIndex + kGuard + 2 * kAddress;
+constexpr Work kMoveDegree = kGuard + kAddress;
+constexpr Work kMoveAtomics = 2 * kAddress;
+// louvain_modularity: the degree squared (DMUL) and a block reduction in shared memory: eight
+// steps of two shared accesses, a DADD, a barrier and the step's test; thread 0 stores.
+constexpr Work kModLoad = kGlobalIndex + kGuard + kAddress;
+constexpr Work kModReduce =
+    fp64(1) + 8 * (shared(2) + fp64(1) + kBarrier + kGuard) + kGuard + kAddress;
 
 unsigned graph_scale(const GenContext& ctx,
                      const std::function<std::uint64_t(std::uint64_t)>& bytes) {
@@ -27,14 +64,29 @@ unsigned graph_scale(const GenContext& ctx,
 }
 
 void write_sssp(GenContext& ctx) {
+  const bool rodinia = ctx.params.choice("graph", {"rmat", "rodinia"}) == "rodinia";
   const auto ef = static_cast<unsigned>(ctx.params.integer("edge_factor", 1, 64));
-  const unsigned scale =
-      graph_scale(ctx, [&](std::uint64_t v) { return v * (4 + 4 + 2) + 2 * ef * v * 8 + 8; });
-  const Csr g = rmat_graph(scale, ef, ctx.seed);
-  const std::uint64_t v = g.vertices, source = first_connected_vertex(g);
+  // Offsets, distance, two masks per vertex; column and weight per arc.
+  const auto bytes = [](std::uint64_t v, std::uint64_t arcs) {
+    return v * (4 + 4 + 2) + arcs * 8 + 8;
+  };
+  Csr g;
+  std::uint64_t source = 0;
+  if (rodinia) {
+    const std::uint64_t n = rodinia_vertices(ctx.seed, ctx.footprint, bytes);
+    if (n == 0) throw UserError("--footprint: too small for a Rodinia graph of 20 vertices");
+    g = rodinia_graph(n, ctx.seed);
+  } else {
+    const unsigned scale = graph_scale(ctx, [&](std::uint64_t v) { return bytes(v, 2 * ef * v); });
+    g = rmat_graph(scale, ef, ctx.seed);
+    source = first_connected_vertex(g);
+  }
+  const std::uint64_t v = g.vertices;
+  // Weights 1..64, or graphgen's MIN_WEIGHT..MAX_WEIGHT = 1..10 for its graphs.
   std::vector<std::uint32_t> weight(g.arcs());
   std::mt19937_64 rng(ctx.seed + 2);
-  for (auto& w : weight) w = static_cast<std::uint32_t>(1 + uniform_below(rng, 64));
+  const std::uint64_t max_weight = rodinia ? 10 : 64;
+  for (auto& w : weight) w = static_cast<std::uint32_t>(1 + uniform_below(rng, max_weight));
   // Run the rounds in the order the trace replays them (block, warp, edge step, lane), recording
   // which atomicMin improved a distance; each round's frontier is the previous round's updates.
   std::vector<std::vector<bool>> frontier{std::vector<bool>(v, false)}, improved;
@@ -70,7 +122,11 @@ void write_sssp(GenContext& ctx) {
   const std::uint64_t rounds = improved.size();
 
   Workload wl(ctx);
-  wl.metadata().params["scale"] = scale;
+  if (!rodinia) {
+    unsigned scale = 0;
+    while ((std::uint64_t{1} << scale) < v) ++scale;
+    wl.metadata().params["scale"] = scale;
+  }
   wl.metadata().params["vertices"] = v;
   wl.metadata().params["arcs"] = g.arcs();
   wl.metadata().params["source"] = source;
@@ -102,15 +158,15 @@ void write_sssp(GenContext& ctx) {
     b.warps([&](Warp& w) {
       auto tid = [&](const Thread& t) { return b.gx(t) < v ? b.gx(t) : kOff; };
       auto act = [&](const Thread& t) { return tid(t) != kOff && m[tid(t)] ? tid(t) : kOff; };
-      w.op(r_mask, kIndexGap, tid);
-      w.op(r_d, kAluGap, act);
-      w.op(r_lo, 0, act);
-      w.op(r_hi, 0, [&](const Thread& t) { return act(t) == kOff ? kOff : act(t) + 1; });
+      w.op(r_mask, kRelaxMask, tid);
+      w.op(r_d, kRelaxVertex, act);
+      w.op(r_lo, kNoWork, act);
+      w.op(r_hi, kNoWork, [&](const Thread& t) { return act(t) == kOff ? kOff : act(t) + 1; });
       for_each_arc_step(w, g, act, [&](std::uint64_t, auto&& arc, auto&& head) {
-        w.op(r_col, kAluGap, arc);
-        w.op(r_w, 0, arc);
-        w.op(r_min, kIndexGap, head);
-        w.op(r_upd, kAluGap,
+        w.op(r_col, kRelaxArc, arc);
+        w.op(r_w, kNoWork, arc);
+        w.op(r_min, kRelaxMin, head);
+        w.op(r_upd, kRelaxUpdated,
              [&](const Thread& t) { return arc(t) != kOff && imp[arc(t)] ? head(t) : kOff; });
       });
     });
@@ -131,10 +187,10 @@ void write_sssp(GenContext& ctx) {
       auto set = [&](const Thread& t) {
         return tid(t) != kOff && next && (*next)[tid(t)] ? tid(t) : kOff;
       };
-      w.op(u_r, kIndexGap, tid);
-      w.op(u_mask, kAluGap, tid);  // mask[tid] = updated[tid]
-      w.op(u_clear, 0, set);
-      w.op(u_chg, 0, [&](const Thread& t) { return set(t) == kOff ? kOff : 0; });
+      w.op(u_r, kUpdateLoad, tid);
+      w.op(u_mask, kUpdateMask, tid);  // mask[tid] = updated[tid]
+      w.op(u_clear, kUpdateSet, set);
+      w.op(u_chg, kNoWork, [&](const Thread& t) { return set(t) == kOff ? kOff : 0; });
     });
   });
   wl.cpu_write({offs, cols, wts, dst, mask, upd});
@@ -213,17 +269,18 @@ void write_minivite(GenContext& ctx) {
     const auto& cur = comm[static_cast<std::size_t>(it)];
     b.warps([&](Warp& w) {
       auto tid = [&](const Thread& t) { return b.gx(t) < v ? b.gx(t) : kOff; };
-      w.op(b_cur, kIndexGap, tid);
-      w.op(b_lo, 0, tid);
-      w.op(b_hi, 0, [&](const Thread& t) { return tid(t) == kOff ? kOff : tid(t) + 1; });
+      w.op(b_cur, kBestStart, tid);
+      w.op(b_lo, kNoWork, tid);
+      w.op(b_hi, kNoWork, [&](const Thread& t) { return tid(t) == kOff ? kOff : tid(t) + 1; });
       for_each_arc_step(w, g, tid, [&](std::uint64_t, auto&& arc, auto&& head) {
-        w.op(b_tail, kAluGap, arc);
-        w.op(b_wt, 0, arc);
-        w.op(b_nc, kIndexGap, head);
-        w.op(b_cd, kIndexGap,
+        w.op(b_tail, kBestArc, arc);
+        w.op(b_wt, kNoWork, arc);
+        w.op(b_nc, kBestComm, head);
+        w.op(b_cd, kBestComm,
              [&](const Thread& t) { return head(t) == kOff ? kOff : std::uint64_t{cur[head(t)]}; });
+        w.compute(kBestArcUpdate);
       });
-      w.op(b_t, 4 * kAluGap, tid);
+      w.op(b_t, kBestStore, tid);
     });
   });
   // louvain_update: vertices that change community move their degree with atomics.
@@ -244,14 +301,14 @@ void write_minivite(GenContext& ctx) {
       auto moves = [&](const Thread& t) {
         return tid(t) != kOff && cur[tid(t)] != nxt[tid(t)] ? tid(t) : kOff;
       };
-      w.op(u_cur, kIndexGap, tid);
-      w.op(u_tgt, 0, tid);
-      w.op(u_deg, kAluGap, moves);
-      w.op(u_sub, kAluGap,
+      w.op(u_cur, kMoveLoads, tid);
+      w.op(u_tgt, kNoWork, tid);
+      w.op(u_deg, kMoveDegree, moves);
+      w.op(u_sub, kMoveAtomics,
            [&](const Thread& t) { return moves(t) == kOff ? kOff : std::uint64_t{cur[tid(t)]}; });
-      w.op(u_add, 0,
+      w.op(u_add, kNoWork,
            [&](const Thread& t) { return moves(t) == kOff ? kOff : std::uint64_t{nxt[tid(t)]}; });
-      w.op(u_w, 0, moves);
+      w.op(u_w, kNoWork, moves);
     });
   });
   // louvain_modularity: per community its degree squared, reduced per block.
@@ -261,8 +318,8 @@ void write_minivite(GenContext& ctx) {
       wl.ref(k3, Access(part, AccessKind::Write, static_cast<std::int64_t>(blocks), 8).size(8));
   wl.body(k3, [=](Block& b, std::int32_t) {
     b.warps([&](Warp& w) {
-      w.op(m_r, kIndexGap, [&](const Thread& t) { return b.gx(t) < v ? b.gx(t) : kOff; });
-      w.op(m_w, 8 * kAluGap, [&](const Thread& t) { return t.x == 0 ? std::uint64_t{b.x} : kOff; });
+      w.op(m_r, kModLoad, [&](const Thread& t) { return b.gx(t) < v ? b.gx(t) : kOff; });
+      w.op(m_w, kModReduce, [&](const Thread& t) { return t.x == 0 ? std::uint64_t{b.x} : kOff; });
     });
   });
   wl.cpu_write({offs, edges, vdeg, curr, cdeg});
@@ -275,9 +332,13 @@ void write_minivite(GenContext& ctx) {
 
 const Registrar kSssp{Generator{
     "sssp",
-    "frontier Bellman-Ford shortest paths on a weighted R-MAT graph, relax + update kernels per "
-    "round until no distance changes; scale = largest with the CSR arrays <= footprint",
-    {{"edge_factor", "8", "edges per vertex (each stored as two arcs)"}},
+    "frontier Bellman-Ford shortest paths on a weighted R-MAT (or Rodinia graphgen) graph, relax "
+    "+ update kernels per round until no distance changes; the largest graph whose CSR arrays "
+    "fit the footprint",
+    {{"graph", "rmat",
+      "rmat: Graph500 R-MAT (weights 1-64); rodinia: Rodinia graphgen's uniform degrees (weights "
+      "1-10), source 0"},
+     {"edge_factor", "8", "R-MAT only: edges per vertex (each stored as two arcs)"}},
     write_sssp,
     "irregular",
     std::uint64_t{32} << 20,

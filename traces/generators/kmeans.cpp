@@ -13,6 +13,26 @@ namespace {
 
 constexpr std::uint32_t kBlock = 256;
 
+// ---- per-thread work (compute_cost.h) ----
+// invert_mapping: tid, if (tid < npoints); per feature the loop step and the strength-reduced
+// address of input[tid * nfeatures + i] (the first also tid * nfeatures), and the address of
+// output[tid + npoints * i] once the value is loaded.
+constexpr Work kInvertFirst = kGlobalIndex + kGuard + kLoop + kIndex2D + kAddress;
+constexpr Work kInvertNext = kLoop + kAddress;
+constexpr Work kInvertStore = kAddress;
+// kmeansPoint: point_id over a 2-D grid, if (point_id < npoints); per centre and feature the
+// loop step and the addresses of the feature and the centre coordinate, and diff = f - c,
+// ans += diff * diff (FADD, FFMA) once they are loaded; per centre the compare with the minimum
+// and its select. membership[point_id] = index.
+constexpr Work kPointFirst = kGlobalIndex2D + kGuard + 2 * kLoop + 2 * kAddress;
+constexpr Work kPointNext = fp32(2) + kLoop + 2 * kAddress;
+constexpr Work kPointNextCentre = kPointNext + cmp(2) + kLoop;
+constexpr Work kPointStore = fp32(2) + cmp(2) + kAddress;
+// euclid: globalId over a 2-D grid, if (globalId < numRecords), &d_locations[globalId]; the
+// distance sqrt((lat - x.lat)^2 + (lng - x.lng)^2) (two FADD, FMUL, FFMA, sqrtf) and its address.
+constexpr Work kEuclidLoad = kGlobalIndex2D + kGuard + kAddress;
+constexpr Work kEuclidStore = fp32(4) + kSqrt + kAddress;
+
 void write_kmeans(GenContext& ctx) {
   const std::uint64_t iters = ctx.params.integer("iters", 1, 100000);
   const std::uint64_t nf = ctx.params.integer("features", 1, 1024);
@@ -38,9 +58,9 @@ void write_kmeans(GenContext& ctx) {
   wl.body(ki, [=](Block& b, std::int32_t) {
     b.warps([&](Warp& w) {
       for (std::uint64_t i = 0; i < nf; ++i) {
-        w.op(i_r, i == 0 ? kIndexGap : kAluGap,
+        w.op(i_r, i == 0 ? kInvertFirst : kInvertNext,
              [&](const Thread& t) { return point(b, t) == kOff ? kOff : point(b, t) * nf + i; });
-        w.op(i_w, kAluGap,
+        w.op(i_w, kInvertStore,
              [&](const Thread& t) { return point(b, t) == kOff ? kOff : point(b, t) + np * i; });
       }
     });
@@ -55,12 +75,14 @@ void write_kmeans(GenContext& ctx) {
     b.warps([&](Warp& w) {
       for (std::uint64_t i = 0; i < nc; ++i) {
         for (std::uint64_t l = 0; l < nf; ++l) {
-          w.op(p_f, i + l == 0 ? kIndexGap : 2 * kAluGap,
+          const Work work = i + l == 0 ? kPointFirst : l == 0 ? kPointNextCentre : kPointNext;
+          w.op(p_f, work,
                [&](const Thread& t) { return point(b, t) == kOff ? kOff : l * np + point(b, t); });
-          w.op(p_c, 0, [&](const Thread& t) { return point(b, t) == kOff ? kOff : i * nf + l; });
+          w.op(p_c, kNoWork,
+               [&](const Thread& t) { return point(b, t) == kOff ? kOff : i * nf + l; });
         }
       }
-      w.op(p_m, kAluGap, [&](const Thread& t) { return point(b, t); });
+      w.op(p_m, kPointStore, [&](const Thread& t) { return point(b, t); });
     });
   });
   wl.cpu_write(feat);
@@ -94,8 +116,8 @@ void write_nn(GenContext& ctx) {
     const std::uint64_t first = std::uint64_t{kBlock} * (std::uint64_t{b.grid.x} * b.y + b.x);
     b.warps([&](Warp& wp) {
       auto id = [&](const Thread& t) { return first + t.x < n ? first + t.x : kOff; };
-      wp.op(r, kIndexGap, id);
-      wp.op(w, 20, id);  // sqrt
+      wp.op(r, kEuclidLoad, id);
+      wp.op(w, kEuclidStore, id);
     });
   });
   wl.cpu_write(loc);

@@ -15,9 +15,18 @@ namespace {
 
 /// One thread per output element c[i][j] (j = blockIdx.x * bx + tx, i = blockIdx.y * by + ty),
 /// accumulating over a row of A and a column of B in a register: gemm (PolyBench, block 32x8,
-/// reads C for beta) and hellinger (HeCBench, block 16x16, sum of sqrt(a*b)).
+/// reads C for beta) and hellinger (HeCBench, block 16x16, sum of sqrt(a*b)). `term` is the
+/// arithmetic of one k step once its two operands are loaded, `finish` what follows the last
+/// step before the store of c[i][j].
 void naive_product(GenContext& ctx, const char* kernel, trace::Dim3 block, bool read_c,
-                   std::uint32_t inner_gap) {
+                   const Work& term, const Work& finish) {
+  // i and j, if (i < NI && j < NJ), &c[i][j]; c[i][j] *= BETA (gemm); per k the loop step and the
+  // strength-reduced addresses of a[i][k] and b[k][j] (the first k also their row-major
+  // indices); the term, folded into the register accumulator, before the next step's loads.
+  const Work start = kGlobalIndex2D + cmp(2) + branch(1);
+  const Work read_c_work = start + kIndex2D + kAddress;
+  const Work first_step = (read_c ? fp32(1) : start) + kLoop + 2 * (kIndex2D + kAddress);
+  const Work next_step = term + kLoop + 2 * kAddress;
   const std::uint64_t n = square_order(ctx.footprint, 3, 4, 32);
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
@@ -39,13 +48,12 @@ void naive_product(GenContext& ctx, const char* kernel, trace::Dim3 block, bool 
     blk.warps([&](Warp& w) {
       auto i = [&](const Thread& t) { return blk.gy(t); };
       auto j = [&](const Thread& t) { return blk.gx(t); };
-      if (rc) w.op(*rc, kIndexGap, [&](const Thread& t) { return i(t) * n + j(t); });
+      if (rc) w.op(*rc, read_c_work, [&](const Thread& t) { return i(t) * n + j(t); });
       for (std::uint64_t kk = 0; kk < n; ++kk) {
-        w.op(ra, kk == 0 && !rc ? kIndexGap : inner_gap,
-             [&](const Thread& t) { return i(t) * n + kk; });
-        w.op(rb, 0, [&](const Thread& t) { return kk * n + j(t); });
+        w.op(ra, kk == 0 ? first_step : next_step, [&](const Thread& t) { return i(t) * n + kk; });
+        w.op(rb, kNoWork, [&](const Thread& t) { return kk * n + j(t); });
       }
-      w.op(wc, kAluGap, [&](const Thread& t) { return i(t) * n + j(t); });
+      w.op(wc, term + finish, [&](const Thread& t) { return i(t) * n + j(t); });
     });
   });
   wl.cpu_write({a, b, c});
@@ -53,10 +61,15 @@ void naive_product(GenContext& ctx, const char* kernel, trace::Dim3 block, bool 
   wl.write();
 }
 
-void write_gemm(GenContext& ctx) { naive_product(ctx, "gemm_kernel", {32, 8, 1}, true, kAluGap); }
+// gemm: c += ALPHA * a * b (FMUL, FFMA); c's address is already known for the store.
+void write_gemm(GenContext& ctx) {
+  naive_product(ctx, "gemm_kernel", {32, 8, 1}, true, fp32(2), kNoWork);
+}
 
+// hellinger: sum += sqrtf(a * b) (FMUL, sqrtf, FADD); c = sqrtf(1 - sum) and its address.
 void write_hellinger(GenContext& ctx) {
-  naive_product(ctx, "hellinger", {16, 16, 1}, false, kAluGap + 8);  // sqrtf per term
+  naive_product(ctx, "hellinger", {16, 16, 1}, false, fp32(2) + kSqrt,
+                fp32(1) + kSqrt + kIndex2D + kAddress);
 }
 
 /// A shared-memory tile operand: each step every thread loads one element of a tile x tile tile.
@@ -87,6 +100,16 @@ void tiled_product(Workload& wl, const char* name, std::uint64_t n, std::uint32_
                                             ((nn - 1) * nn + t) * 4, AccessPattern::Shared}));
   }
   const Poly out_tile = ((t - 1) * nn + t) * 4;
+  // Per step every thread loads one element of each operand tile (the loop step and, per operand,
+  // the advanced tile origin and the address; the first step also the 2-D index and, for the
+  // triangular kernels, the block's early-exit test), stores them to shared memory, and after a
+  // barrier multiplies the tiles: per k one shared load per operand and one FFMA per operand pair;
+  // a second barrier ends the step. After the last step: the output's index and address.
+  const auto nops = static_cast<std::uint32_t>(ops.size());
+  const Work step_loads = kLoop + nops * (int_ops(1) + kAddress);
+  const Work first_loads = kGlobalIndex2D + (lower ? kGuard : kNoWork) + step_loads;
+  const Work multiply = shared(nops) + 2 * kBarrier + tile * (shared(nops) + fp32(nops / 2));
+  const Work out_address = kIndex2D + kAddress;
   std::optional<Ref> rout;
   if (read_out) rout = wl.ref(k, {out, AccessKind::Read, threads, out_tile});
   const Ref wout = wl.ref(k, {out, AccessKind::Write, threads, out_tile});
@@ -96,8 +119,8 @@ void tiled_product(Workload& wl, const char* name, std::uint64_t n, std::uint32_
       for (std::uint64_t step = 0; step < n / tile; ++step) {
         for (std::size_t o = 0; o < ops.size(); ++o) {
           const std::uint64_t band = (ops[o].by_y ? blk.y : blk.x) * std::uint64_t{tile};
-          const std::uint32_t gap = o > 0 ? 0 : step == 0 ? kIndexGap : 2 * tile * kAluGap;
-          w.op(refs[o], gap, [&](const Thread& th) {
+          const Work work = o > 0 ? kNoWork : step == 0 ? first_loads : multiply + step_loads;
+          w.op(refs[o], work, [&](const Thread& th) {
             return ops[o].row_band ? (band + th.y) * n + step * tile + th.x
                                    : (step * tile + th.y) * n + band + th.x;
           });
@@ -106,8 +129,9 @@ void tiled_product(Workload& wl, const char* name, std::uint64_t n, std::uint32_
       auto c = [&](const Thread& th) {
         return (std::uint64_t{tile} * blk.y + th.y) * n + std::uint64_t{tile} * blk.x + th.x;
       };
-      if (rout) w.op(*rout, 2 * tile * kAluGap, c);
-      w.op(wout, rout ? kAluGap : 2 * tile * kAluGap, c);
+      // C = alpha * sum + beta * C (FMUL, FFMA) when C is read.
+      if (rout) w.op(*rout, multiply + out_address, c);
+      w.op(wout, rout ? fp32(2) : multiply + out_address, c);
     });
   });
 }

@@ -13,6 +13,14 @@ namespace {
 
 constexpr std::uint32_t kBlock = 256;
 
+// ---- per-thread work (compute_cost.h) ----
+// i = global index, if (i < n); out[i] (when accumulating); the loop over the row or column: its
+// step and the strength-reduced addresses of A's element and v's; the FFMA into the register
+// accumulator; finally (out[i] +) the sum and its store.
+constexpr Work kStart = kGlobalIndex + kGuard;
+constexpr Work kFirstStep = kLoop + kIndex2D + 2 * kAddress;
+constexpr Work kNextStep = fp32(1) + kLoop + 2 * kAddress;
+
 struct Dot {
   const char* kernel;
   bool row;           // row-wise (thread per row) or column-wise (thread per column)
@@ -39,15 +47,16 @@ std::uint32_t dot_kernel(Workload& wl, std::uint32_t a, std::uint64_t rows, std:
   wl.body(k, [=](Block& blk, std::int32_t) {
     blk.warps([&](Warp& w) {
       auto me = [&](const Thread& th) { return blk.gx(th) < threads ? blk.gx(th) : kOff; };
-      if (rin) w.op(*rin, kIndexGap, me);
+      if (rin) w.op(*rin, kStart + kAddress, me);
       for (std::uint64_t j = 0; j < len; ++j) {
-        w.op(ra, j == 0 ? kIndexGap : kAluGap, [&](const Thread& th) {
+        const Work work = j > 0 ? kNextStep : rin ? kFirstStep : kStart + kFirstStep;
+        w.op(ra, work, [&](const Thread& th) {
           const std::uint64_t i = me(th);
           return i == kOff ? kOff : d.row ? i * cols + j : j * cols + i;
         });
-        w.op(rv, 0, [&](const Thread& th) { return me(th) == kOff ? kOff : j; });
+        w.op(rv, kNoWork, [&](const Thread& th) { return me(th) == kOff ? kOff : j; });
       }
-      w.op(wout, kAluGap, me);
+      w.op(wout, rin ? fp32(2) : fp32(1) + kAddress, me);
     });
   });
   return k;

@@ -13,6 +13,24 @@ namespace {
 
 constexpr std::uint32_t kB = 16;  // BLOCK_SIZE
 
+// ---- per-thread work of needle_cuda_shared_1/2 (compute_cost.h) ----
+// bx, tx, the tile's row and column and the four indices (index, index_n, index_w, index_nw);
+// if (tx == 0) &matrix_cuda[index_nw]; the 16 reference rows' addresses (the unrolled loads
+// issue back to back).
+constexpr Work kCornerAndReference =
+    int_ops(2) + imad(4) + int_ops(4) + kGuard + kAddress + kB * int_ops(1);
+// The 16 + 1 STS of those values, __syncthreads(), &matrix_cuda[index_w + cols * tx].
+constexpr Work kWest = shared(kB + 1) + kBarrier + kIndex2D + kAddress;
+// STS, __syncthreads(), &matrix_cuda[index_n].
+constexpr Work kNorth = shared(1) + kBarrier + kAddress;
+// STS, __syncthreads(), then the 2 * 16 - 1 anti-diagonal steps: if (tx <= m), the cell's
+// indices, four LDS, two "- penalty", the max of three, one STS, __syncthreads(), the loop step.
+constexpr Work kSweep =
+    shared(1) + kBarrier +
+    (2 * kB - 1) * (kGuard + int_ops(4) + shared(4) + cmp(2) + shared(1) + kBarrier + kLoop);
+// The 16 LDS of the tile's column and the store addresses (the stores issue back to back).
+constexpr Work kWriteBack = shared(kB) + kB * int_ops(1) + kAddress;
+
 void write_nw(GenContext& ctx) {
   const std::uint64_t n =
       fit(ctx.footprint, kB, [](std::uint64_t v) { return 2 * (v + 1) * (v + 1) * 4; });
@@ -64,15 +82,18 @@ void write_nw(GenContext& ctx) {
       const std::uint64_t x = x0 + b.x, y = d - x;  // tile column / row
       const std::uint64_t corner = kB * y * cols + kB * x;
       b.warps([&](Warp& w) {
-        w.op(refs[0], kIndexGap, [&](const Thread& t) { return t.x == 0 ? corner : kOff; });
+        w.op(refs[0], kCornerAndReference,
+             [&](const Thread& t) { return t.x == 0 ? corner : kOff; });
         for (std::uint64_t ty = 0; ty < kB; ++ty) {
-          w.op(refs[1], 0, [&](const Thread& t) { return corner + cols + 1 + t.x + cols * ty; });
+          w.op(refs[1], kNoWork,
+               [&](const Thread& t) { return corner + cols + 1 + t.x + cols * ty; });
         }
-        w.op(refs[2], 0, [&](const Thread& t) { return corner + cols + cols * t.x; });
-        w.op(refs[3], 0, [&](const Thread& t) { return corner + 1 + t.x; });
-        w.compute(2 * kB * 12);  // the tile's anti-diagonal sweep in shared memory
+        w.op(refs[2], kWest, [&](const Thread& t) { return corner + cols + cols * t.x; });
+        w.op(refs[3], kNorth, [&](const Thread& t) { return corner + 1 + t.x; });
+        w.compute(kSweep);  // the tile's anti-diagonal sweep in shared memory
         for (std::uint64_t ty = 0; ty < kB; ++ty) {
-          w.op(refs[4], 0, [&](const Thread& t) { return corner + cols + 1 + t.x + cols * ty; });
+          w.op(refs[4], ty == 0 ? kWriteBack : kNoWork,
+               [&](const Thread& t) { return corner + cols + 1 + t.x + cols * ty; });
         }
       });
     });

@@ -1,8 +1,13 @@
 #include "traces/generators/page_touch.h"
 
 #include "core/error.h"
+#include "traces/generators/compute_cost.h"
 
 namespace uvmsim::gen {
+
+// i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) v = data[i * 1024]: the index, the guard
+// and the page's address (a LEA with shift 12).
+constexpr Work kPageTouchWork = kGlobalIndex + kGuard + kAddress;
 
 std::vector<ParamSpec> page_touch_params() {
   return {
@@ -54,7 +59,8 @@ void write_page_touch(GenContext& ctx, const char* kernel_name, bool random) {
         if (local >= block || thread >= pages) break;  // the kernel's `if (i < n)` guard
         lanes[n++] = base + (random ? perm[thread] : thread) * kPageSize;
       }
-      if (n > 0) warp_instruction(w, warp, {lanes, n}, 4, AccessKind::Read, 0, kIndexGap);
+      if (n > 0)
+        warp_instruction(w, warp, {lanes, n}, 4, AccessKind::Read, 0, kPageTouchWork.slots());
     }
     w.end_block();
   }

@@ -16,6 +16,44 @@ namespace {
 constexpr std::uint32_t kBx = 32, kBy = 8;
 constexpr trace::Dim3 kBlock2d{kBx, kBy, 1};
 
+// ---- per-thread work (compute_cost.h); DATA_TYPE is float ----
+// The 2-D index (j, i) and the kernel's guard over both (two compares, one branch).
+constexpr Work kStart2D = kGlobalIndex2D + cmp(2) + branch(1);
+// &X[i * N + j]: the row-major index and the address.
+constexpr Work kElement = kIndex2D + kAddress;
+// A neighbour one row away from an element already addressed: add or subtract the row pitch
+// (64-bit). Column neighbours are immediate offsets of the load and cost nothing.
+constexpr Work kRowNeighbour = int_ops(2);
+// lu_kernel1: j, if (j > k && j < N), &A[k][j] and &A[k][k]; A[k][j] / A[k][k].
+constexpr Work kLu1Loads = kGlobalIndex + cmp(2) + branch(1) + 2 * kElement;
+constexpr Work kLu1Store = kDivide;
+// lu_kernel2: (j, i), if (i > k && j > k && i < N && j < N), &A[i][j], &A[i][k], &A[k][j]; FFMA.
+constexpr Work kLu2Loads = kGlobalIndex2D + cmp(4) + branch(1) + 3 * kElement;
+constexpr Work kLu2Store = fp32(1);
+// doitgen_kernel1: (p, q), if (p < NP && q < NQ), the slice offset; per s the loop step and the
+// addresses of A[r][q][s] and C4[s][p] (the first s also their indices); the FFMA into the
+// register sum; sum[r][q][p] and its address.
+constexpr Work kDoitgenFirst = kStart2D + imad(1) + kLoop + 2 * kElement;
+constexpr Work kDoitgenNext = fp32(1) + kLoop + 2 * kAddress;
+constexpr Work kDoitgenStore = fp32(1) + kElement;
+// doitgen_kernel2: the copy A[r][q][p] = sum[r][q][p]: the source, then the destination address.
+constexpr Work kCopyLoad = kStart2D + imad(1) + kElement;
+constexpr Work kCopyStore = kAddress;
+// Convolution2D_kernel: (j, i), if (0 < i < NI-1 && 0 < j < NJ-1), &A[i][j] and the rows above
+// and below; nine FMUL/FFMA with the float coefficients and &B[i][j].
+constexpr Work kConvLoads = kGlobalIndex2D + cmp(4) + branch(1) + kElement + 2 * kRowNeighbour;
+constexpr Work kConvStore = fp32(9) + kElement;
+// fdtd_step1: (j, i), if (i < NX && j < NY), if (i == 0): &_fict_[t], &ey[i][j], &hz[i][j],
+// &hz[i-1][j]; ey - 0.5f * (hz - hz_north) (FADD, FFMA).
+constexpr Work kStep1Loads = kStart2D + kGuard + kAddress + 2 * kElement + kRowNeighbour;
+// fdtd_step2: if (j > 0): &ex[i][j], &hz[i][j] (hz[i][j-1] is an immediate offset).
+constexpr Work kStep2Loads = kStart2D + kGuard + 2 * kElement;
+constexpr Work kStepUpdate = fp32(2);
+// fdtd_step3: &hz[i][j], &ex[i][j] (and j+1), &ey[i][j], &ey[i+1][j]; hz - 0.7f * (ex_e - ex +
+// ey_s - ey) (three FADD, FFMA).
+constexpr Work kStep3Loads = kStart2D + 3 * kElement + kRowNeighbour;
+constexpr Work kStep3Update = fp32(4);
+
 trace::Dim3 grid_2d(std::uint64_t cols, std::uint64_t rows) {
   return {static_cast<std::uint32_t>(ceil_div(cols, kBx)),
           static_cast<std::uint32_t>(ceil_div(rows, kBy)), 1};
@@ -45,9 +83,9 @@ void write_lu(GenContext& ctx) {
     const auto k = static_cast<std::uint64_t>(it);
     b.warps([&](Warp& w) {
       auto j = [&](const Thread& t) { return b.gx(t) > k && b.gx(t) < n ? k * n + b.gx(t) : kOff; };
-      w.op(k1_a, kIndexGap, j);
-      w.op(k1_d, 0, [&](const Thread& t) { return j(t) == kOff ? kOff : k * n + k; });
-      w.op(k1_w, 12, j);  // division
+      w.op(k1_a, kLu1Loads, j);
+      w.op(k1_d, kNoWork, [&](const Thread& t) { return j(t) == kOff ? kOff : k * n + k; });
+      w.op(k1_w, kLu1Store, j);
     });
   });
   // lu_kernel2: i > k, j > k: A[i][j] -= A[i][k] * A[k][j]
@@ -70,10 +108,10 @@ void write_lu(GenContext& ctx) {
       auto at = [&](const Thread& t, std::uint64_t i, std::uint64_t j) {
         return live(t) ? i * n + j : kOff;
       };
-      w.op(k2_ij, kIndexGap, [&](const Thread& t) { return at(t, b.gy(t), b.gx(t)); });
-      w.op(k2_ik, 0, [&](const Thread& t) { return at(t, b.gy(t), k); });
-      w.op(k2_kj, 0, [&](const Thread& t) { return at(t, k, b.gx(t)); });
-      w.op(k2_w, kAluGap, [&](const Thread& t) { return at(t, b.gy(t), b.gx(t)); });
+      w.op(k2_ij, kLu2Loads, [&](const Thread& t) { return at(t, b.gy(t), b.gx(t)); });
+      w.op(k2_ik, kNoWork, [&](const Thread& t) { return at(t, b.gy(t), k); });
+      w.op(k2_kj, kNoWork, [&](const Thread& t) { return at(t, k, b.gx(t)); });
+      w.op(k2_w, kLu2Store, [&](const Thread& t) { return at(t, b.gy(t), b.gx(t)); });
     });
   });
   wl.cpu_write(a);
@@ -108,11 +146,11 @@ void write_doitgen(GenContext& ctx) {
     const std::uint64_t r = static_cast<std::uint64_t>(it) * n * n;
     b.warps([&](Warp& w) {
       for (std::uint64_t s = 0; s < n; ++s) {
-        w.op(k1_a, s == 0 ? kIndexGap : kAluGap,
+        w.op(k1_a, s == 0 ? kDoitgenFirst : kDoitgenNext,
              [&](const Thread& t) { return r + b.gy(t) * n + s; });
-        w.op(k1_c, 0, [&](const Thread& t) { return s * n + b.gx(t); });
+        w.op(k1_c, kNoWork, [&](const Thread& t) { return s * n + b.gx(t); });
       }
-      w.op(k1_w, kAluGap, [&](const Thread& t) { return r + b.gy(t) * n + b.gx(t); });
+      w.op(k1_w, kDoitgenStore, [&](const Thread& t) { return r + b.gy(t) * n + b.gx(t); });
     });
   });
   // kernel2: A[r][q][p] = sum[r][q][p]
@@ -123,8 +161,8 @@ void write_doitgen(GenContext& ctx) {
     const std::uint64_t r = static_cast<std::uint64_t>(it) * n * n;
     b.warps([&](Warp& w) {
       auto e = [&](const Thread& t) { return r + b.gy(t) * n + b.gx(t); };
-      w.op(k2_r, kIndexGap, e);
-      w.op(k2_w, kAluGap, e);
+      w.op(k2_r, kCopyLoad, e);
+      w.op(k2_w, kCopyStore, e);
     });
   });
   wl.cpu_write(a);
@@ -159,11 +197,11 @@ void write_2dconv(GenContext& ctx) {
         return b.gy(t) > 0 && b.gx(t) > 0 && b.gy(t) < n - 1 && b.gx(t) < n - 1;
       };
       for (std::size_t r = 0; r < reads.size(); ++r) {
-        w.op(reads[r], r == 0 ? kIndexGap : 0, [&](const Thread& t) {
+        w.op(reads[r], r == 0 ? kConvLoads : kNoWork, [&](const Thread& t) {
           return inside(t) ? (b.gy(t) + taps[r].first) * n + b.gx(t) + taps[r].second : kOff;
         });
       }
-      w.op(w_b, 9 * kAluGap,
+      w.op(w_b, kConvStore,
            [&](const Thread& t) { return inside(t) ? b.gy(t) * n + b.gx(t) : kOff; });
     });
   });
@@ -198,12 +236,12 @@ void write_fdtd2d(GenContext& ctx) {
   wl.body(k1, [=](Block& b, std::int32_t it) {
     b.warps([&](Warp& w) {
       auto top = [&](const Thread& t) { return b.gy(t) == 0; };
-      w.op(s1_f, kIndexGap,
+      w.op(s1_f, kStep1Loads,
            [&](const Thread& t) { return top(t) ? static_cast<std::uint64_t>(it) : kOff; });
-      w.op(s1_ey, 0, [&](const Thread& t) { return top(t) ? kOff : el(b, t, 0, 0); });
-      w.op(s1_hz, 0, [&](const Thread& t) { return top(t) ? kOff : el(b, t, 0, 0); });
-      w.op(s1_hzn, 0, [&](const Thread& t) { return top(t) ? kOff : el(b, t, -1, 0); });
-      w.op(s1_w, kAluGap, [&](const Thread& t) { return el(b, t, 0, 0); });
+      w.op(s1_ey, kNoWork, [&](const Thread& t) { return top(t) ? kOff : el(b, t, 0, 0); });
+      w.op(s1_hz, kNoWork, [&](const Thread& t) { return top(t) ? kOff : el(b, t, 0, 0); });
+      w.op(s1_hzn, kNoWork, [&](const Thread& t) { return top(t) ? kOff : el(b, t, -1, 0); });
+      w.op(s1_w, kStepUpdate, [&](const Thread& t) { return el(b, t, 0, 0); });
     });
   });
   // step2: j > 0: ex[i][j] = ex[i][j] - 0.5*(hz[i][j] - hz[i][j-1])
@@ -218,10 +256,10 @@ void write_fdtd2d(GenContext& ctx) {
       auto on = [&](const Thread& t, std::int64_t dj) {
         return b.gx(t) > 0 ? el(b, t, 0, dj) : kOff;
       };
-      w.op(s2_ex, kIndexGap, [&](const Thread& t) { return on(t, 0); });
-      w.op(s2_hz, 0, [&](const Thread& t) { return on(t, 0); });
-      w.op(s2_hzw, 0, [&](const Thread& t) { return on(t, -1); });
-      w.op(s2_w, kAluGap, [&](const Thread& t) { return on(t, 0); });
+      w.op(s2_ex, kStep2Loads, [&](const Thread& t) { return on(t, 0); });
+      w.op(s2_hz, kNoWork, [&](const Thread& t) { return on(t, 0); });
+      w.op(s2_hzw, kNoWork, [&](const Thread& t) { return on(t, -1); });
+      w.op(s2_w, kStepUpdate, [&](const Thread& t) { return on(t, 0); });
     });
   });
   // step3: i < n-1, j < n-1: hz[i][j] -= 0.7*(ex[i][j+1] - ex[i][j] + ey[i+1][j] - ey[i][j])
@@ -238,12 +276,12 @@ void write_fdtd2d(GenContext& ctx) {
       auto on = [&](const Thread& t, std::int64_t di, std::int64_t dj) {
         return b.gy(t) < n - 1 && b.gx(t) < n - 1 ? el(b, t, di, dj) : kOff;
       };
-      w.op(s3_hz, kIndexGap, [&](const Thread& t) { return on(t, 0, 0); });
-      w.op(s3_exe, 0, [&](const Thread& t) { return on(t, 0, 1); });
-      w.op(s3_ex, 0, [&](const Thread& t) { return on(t, 0, 0); });
-      w.op(s3_eys, 0, [&](const Thread& t) { return on(t, 1, 0); });
-      w.op(s3_ey, 0, [&](const Thread& t) { return on(t, 0, 0); });
-      w.op(s3_w, 2 * kAluGap, [&](const Thread& t) { return on(t, 0, 0); });
+      w.op(s3_hz, kStep3Loads, [&](const Thread& t) { return on(t, 0, 0); });
+      w.op(s3_exe, kNoWork, [&](const Thread& t) { return on(t, 0, 1); });
+      w.op(s3_ex, kNoWork, [&](const Thread& t) { return on(t, 0, 0); });
+      w.op(s3_eys, kNoWork, [&](const Thread& t) { return on(t, 1, 0); });
+      w.op(s3_ey, kNoWork, [&](const Thread& t) { return on(t, 0, 0); });
+      w.op(s3_w, kStep3Update, [&](const Thread& t) { return on(t, 0, 0); });
     });
   });
   wl.cpu_write({fict, ex, ey, hz});

@@ -13,6 +13,14 @@ namespace {
 constexpr std::uint32_t kBlock = 256;
 constexpr std::uint64_t kPoly = 0x7;  // HPCC's POLY
 
+// ---- per-thread work (compute_cost.h) ----
+// The thread's index and &ran[tid]. Per update: the loop step; the 64-bit LFSR step (two shifts
+// for the halves, the sign test, the select of POLY, a 64-bit XOR); ran & (size - 1) (64-bit AND)
+// and &Table[...]. Then table[...] ^= ran (64-bit XOR) before the store.
+constexpr Work kStart = kGlobalIndex + kAddress;
+constexpr Work kUpdate = kLoop + cmp(4) + int_ops(2) + int_ops(2) + kAddress;
+constexpr Work kXor = int_ops(2);
+
 void write_ra(GenContext& ctx) {
   const std::uint64_t per_entry = ctx.params.integer("updates", 1, 64);
   const std::uint64_t threads_param = ctx.params.integer("threads", 32, 1u << 24);
@@ -46,14 +54,14 @@ void write_ra(GenContext& ctx) {
     b.warps([&](Warp& w) {
       std::uint64_t ran[32];
       for (std::uint32_t l = 0; l < w.size(); ++l) ran[l] = start[b.gx(w.lane(l))];
-      w.op(r_start, kIndexGap, [&](const Thread& th) { return b.gx(th); });
+      w.op(r_start, kStart, [&](const Thread& th) { return b.gx(th); });
       for (std::uint64_t i = 0; i < per_thread; ++i) {
         for (std::uint32_t l = 0; l < w.size(); ++l) {
           ran[l] = (ran[l] << 1) ^ (static_cast<std::int64_t>(ran[l]) < 0 ? kPoly : 0);
         }
         auto slot = [&](std::uint32_t l) { return ran[l] & (size - 1); };
-        w.op_lane(r_tab, 3 * kAluGap, slot);
-        w.op_lane(w_tab, kAluGap, slot);  // table[...] ^= ran
+        w.op_lane(r_tab, kUpdate, slot);
+        w.op_lane(w_tab, kXor, slot);  // table[...] ^= ran
       }
     });
   });

@@ -4,6 +4,11 @@
 // sorts each tile by digit in shared memory and writes keys and values to their data-dependent
 // destinations. Keys and values ping-pong between two buffers, so every pass streams all of them
 // again (one kernel entry per buffer direction).
+//
+// Host events follow the prefetching baseline of the sort UVM-Discard evaluates (Altis' sort,
+// uvm-prefetch mode): the host writes the keys and values, prefetches both to the GPU before the
+// first pass and back to the CPU after the last, where it reads (verifies) them. `prefetch=off`
+// leaves every migration to demand faults.
 #include <random>
 
 #include "traces/generators/emulation.h"
@@ -14,7 +19,34 @@ namespace {
 constexpr std::uint32_t kBlock = 256, kPerThread = 4, kTile = kBlock * kPerThread;
 constexpr std::uint32_t kBits = 4, kDigits = 1u << kBits, kPasses = 32 / kBits;
 
+// ---- per-thread work (compute_cost.h) ----
+// A 256-thread block scan in shared memory: eight steps of two shared accesses, an add, the
+// step's test and a barrier.
+constexpr Work kBlockScan = 8 * (shared(2) + int_ops(1) + kGuard + kBarrier);
+// radix_histogram: zero the shared histogram (STS, barrier), the thread's index and the tile's
+// address (its four keys are immediate offsets, loaded back to back); per key the digit (shift,
+// AND) and a shared-memory atomic increment; barrier; if (tid < 16) the count (LDS), the index
+// digit * tiles + tile and its address.
+constexpr Work kHistLoads = shared(1) + kBarrier + kGlobalIndex + kAddress;
+constexpr Work kHistStore = kPerThread * (cmp(1) + int_ops(1) + shared(2)) + kBarrier + kGuard +
+                            shared(1) + kIndex2D + kAddress;
+// radix_scan: index, guard, address; the block scan; the store address.
+constexpr Work kScanLoad = kGlobalIndex + kGuard + kAddress;
+constexpr Work kScanStore = shared(1) + kBlockScan + shared(1) + kAddress;
+// radix_scatter: the index and the addresses of the tile's keys and values; if (tid < 16) the
+// digit's global offset; then the tile is sorted in shared memory by four 1-bit splits (per bit:
+// the four keys' bit, a block scan, the four keys and values moved, a barrier); per output
+// element the key and value from shared memory, its digit, the digit's offset, the rank and the
+// two destination addresses (the eight stores issue back to back).
+constexpr Work kScatterLoads = kGlobalIndex + 2 * kAddress;
+constexpr Work kScatterOffset = kGuard + kIndex2D + kAddress;
+constexpr Work kLocalSort =
+    kBits * (kPerThread * (cmp(1) + int_ops(1)) + kBlockScan + shared(8) + int_ops(4) + kBarrier);
+constexpr Work kScatterStores =
+    kPerThread * (shared(3) + cmp(1) + int_ops(1) + int_ops(2) + 2 * kAddress);
+
 void write_radix_sort(GenContext& ctx) {
+  const bool prefetch = ctx.params.choice("prefetch", {"on", "off"}) == "on";
   const std::uint64_t n = std::max<std::uint64_t>(kTile, ctx.footprint / 16 / kTile * kTile);
   const std::uint64_t tiles = n / kTile;
   // Sort on the host first: the digit of every key in each pass's input order and each pass's
@@ -65,10 +97,11 @@ void write_radix_sort(GenContext& ctx) {
     wl.body(hist[dir], [=](Block& b, std::int32_t) {
       b.warps([&](Warp& w) {
         for (std::uint32_t k = 0; k < kPerThread; ++k) {
-          w.op(h_k, k == 0 ? kIndexGap : 0, [&](const Thread& th) { return elem(b, th, k); });
+          w.op(h_k, k == 0 ? kHistLoads : kNoWork,
+               [&](const Thread& th) { return elem(b, th, k); });
         }
         // threads 0..15 write their digit's count: counts[digit * tiles + tile]
-        w.op(h_w, 8 * kAluGap, [&](const Thread& th) {
+        w.op(h_w, kHistStore, [&](const Thread& th) {
           return th.x < kDigits ? std::uint64_t{th.x} * tiles + b.x : kOff;
         });
       });
@@ -107,17 +140,18 @@ void write_radix_sort(GenContext& ctx) {
       }
       b.warps([&](Warp& w) {
         for (std::uint32_t k = 0; k < kPerThread; ++k) {
-          w.op(s_k, k == 0 ? kIndexGap : 0, [&](const Thread& th) { return elem(b, th, k); });
-          w.op(s_v, 0, [&](const Thread& th) { return elem(b, th, k); });
+          w.op(s_k, k == 0 ? kScatterLoads : kNoWork,
+               [&](const Thread& th) { return elem(b, th, k); });
+          w.op(s_v, kNoWork, [&](const Thread& th) { return elem(b, th, k); });
         }
-        w.op(s_o, kAluGap, [&](const Thread& th) {
+        w.op(s_o, kScatterOffset, [&](const Thread& th) {
           return th.x < kDigits ? std::uint64_t{th.x} * tiles + b.x : kOff;
         });
-        w.compute(40 * kBits);                            // local split by digit in shared memory
+        w.compute(kLocalSort);                            // local split by digit in shared memory
         for (std::uint32_t k = 0; k < kPerThread; ++k) {  // sorted element k * 256 + x
-          w.op(s_wk, k == 0 ? kAluGap : 0,
+          w.op(s_wk, k == 0 ? kScatterStores : kNoWork,
                [&](const Thread& th) { return dest[k * kBlock + th.x]; });
-          w.op(s_wv, 0, [&](const Thread& th) { return dest[k * kBlock + th.x]; });
+          w.op(s_wv, kNoWork, [&](const Thread& th) { return dest[k * kBlock + th.x]; });
         }
       });
     });
@@ -131,19 +165,28 @@ void write_radix_sort(GenContext& ctx) {
   wl.body(scan, [=](Block& b, std::int32_t) {
     b.warps([&](Warp& w) {
       auto i = [&](const Thread& th) { return b.gx(th) < kDigits * tiles ? b.gx(th) : kOff; };
-      w.op(c_r, kIndexGap, i);
-      w.op(c_w, 8 * kAluGap, i);
+      w.op(c_r, kScanLoad, i);
+      w.op(c_w, kScanStore, i);
     });
   });
   wl.cpu_write(kbuf[0]);
   wl.cpu_write(vbuf[0]);
+  if (prefetch) {
+    wl.prefetch(kbuf[0], Processor::Gpu);
+    wl.prefetch(vbuf[0], Processor::Gpu);
+  }
   for (std::uint32_t p = 0; p < kPasses; ++p) {
     const auto it = static_cast<std::int32_t>(p);
     wl.launch(hist[p % 2], it);
     wl.launch(scan, it);
     wl.launch(scatter[p % 2], it);
   }
-  wl.cpu_read(kbuf[0]);  // eight passes end in buffer 0
+  if (prefetch) {  // eight passes end in buffer 0
+    wl.prefetch(kbuf[0], Processor::Cpu);
+    wl.prefetch(vbuf[0], Processor::Cpu);
+  }
+  wl.cpu_read(kbuf[0]);  // the host verifies the sort
+  wl.cpu_read(vbuf[0]);
   wl.write();
 }
 
@@ -151,7 +194,9 @@ const Registrar kRadixSort{Generator{
     "radix-sort",
     "LSD radix sort of footprint/16 key/value pairs (two buffers each), 8 passes of 4 bits, each "
     "a histogram, scan and scatter kernel over 1024-key tiles",
-    {},
+    {{"prefetch", "on",
+      "on: keys and values prefetched to the GPU before the sort and back after it (Altis' "
+      "uvm-prefetch baseline); off: demand paging only"}},
     write_radix_sort,
     "cyclic",
     std::uint64_t{64} << 20,

@@ -30,6 +30,53 @@ std::int64_t covered(std::uint64_t blocks, std::uint64_t block, std::uint64_t sm
 
 constexpr std::uint32_t kTile = 16;
 
+// ---- per-thread work (compute_cost.h) ----
+// hotspot calculate_temp: step/Cap, 1/Rx, 1/Ry, 1/Rz (four divisions), the block's and thread's
+// coordinates and index, the IN_RANGE test, &temp_src[index] and &power[index] (independent
+// loads).
+constexpr Work kHotspotLoads =
+    4 * kDivide + int_ops(10) + imad(3) + cmp(4) + branch(1) + 2 * kAddress;
+// Then the two STS and __syncthreads(), the valid range and the clamped N, S, W, E (eight
+// compares/selects, four adds); per pyramid step the IN_RANGE tests, and for a computed cell the
+// update — in double, because Rodinia writes 2.0 * temp: ten conversions to and from double,
+// seven DFMA/DMUL/DADD, three FADD, six LDS and the STS of temp_t — then __syncthreads(); all
+// but the last step copy temp_t back (LDS, STS) between barriers. Finally LDS temp_t, if
+// (computed), &temp_dst[index].
+constexpr Work kHotspotPrologue = shared(2) + kBarrier + cmp(8) + int_ops(4);
+constexpr Work kHotspotCell =
+    cmp(8) + branch(1) + cvt64(10) + fp64(7) + fp32(3) + shared(7) + kBarrier + kLoop;
+constexpr Work kHotspotCopy = branch(1) + shared(2) + kBarrier;
+constexpr Work kHotspotStore = shared(1) + kGuard + kAddress;
+// srad_cuda_1: the 2-D index, the edge fix-ups of the north/south/west/east indices, five
+// addresses of J (independent loads).
+constexpr Work kSrad1Loads = kGlobalIndex2D + cmp(8) + int_ops(8) + 5 * (kIndex2D + kAddress);
+// Five STS, __syncthreads(), the four derivatives (LDS, FADD each), g2 and l (four FFMA, a
+// division each), num, den and c = 1.0 / (1.0 + den) — srad_v2 writes 0.5, .25, 1.0 as double
+// literals: seven conversions, eight double operations and a double reciprocal's MUFU — qsqr
+// and den in float (two divisions, four FP32), the clamp of c to [0, 1]; __syncthreads(); the
+// five output addresses.
+constexpr Work kSrad1Compute = shared(5) + kBarrier + shared(5) + fp32(4) + fp32(5) + 2 * kDivide +
+                               cvt64(7) + fp64(8) + sfu(1) + fp32(4) + 2 * kDivide + cmp(4) +
+                               branch(2) + kBarrier + 5 * kAddress;
+// srad_cuda_2: the 2-D index, edge fix-ups, eight addresses (independent loads).
+constexpr Work kSrad2Loads = kGlobalIndex2D + cmp(4) + int_ops(4) + 8 * (kIndex2D + kAddress);
+// Eight STS, __syncthreads(), the coefficients and derivatives from shared memory, d_sum (four
+// FFMA), J += 0.25 * lambda * d_sum in double (four conversions, two double operations).
+constexpr Work kSrad2Update =
+    shared(8) + kBarrier + shared(8) + fp32(4) + cvt64(4) + fp64(2) + kBarrier;
+// pathfinder dynproc_kernel: the block's columns, the valid range, W and E clamped, isValid,
+// if (IN_RANGE(xidx, 0, cols-1)) &gpuSrc[xidx].
+constexpr Work kPathLoad = int_ops(8) + imad(2) + cmp(8) + branch(1) + kAddress;
+// Each pyramid row: the IN_RANGE test, three LDS of prev, two MIN, the wall index and address;
+// the first row after STS prev and __syncthreads(), later ones after the previous row's add, STS
+// of result, barrier, the copy back (LDS, STS) and barrier.
+constexpr Work kPathRow = cmp(4) + branch(1) + shared(3) + cmp(2) + imad(1) + kAddress + kLoop;
+constexpr Work kPathFirstRow = shared(1) + kBarrier + kPathRow;
+constexpr Work kPathNextRow =
+    int_ops(1) + shared(1) + kBarrier + branch(1) + shared(2) + kBarrier + kPathRow;
+// The last row's add, STS, barrier, if (computed) LDS and &gpuResults[xidx].
+constexpr Work kPathStore = int_ops(1) + shared(1) + kBarrier + kGuard + shared(1) + kAddress;
+
 void write_hotspot(GenContext& ctx) {
   const std::uint64_t iters = ctx.params.integer("iters", 1, 100000);
   const std::uint64_t pyr = ctx.params.integer("pyramid", 1, 7);
@@ -69,9 +116,11 @@ void write_hotspot(GenContext& ctx) {
             return kOff;
           return static_cast<std::uint64_t>(y) * n + static_cast<std::uint64_t>(x);
         };
-        w.op(src, kIndexGap, [&](const Thread& t) { return idx(t, false); });
-        w.op(pw, 0, [&](const Thread& t) { return idx(t, false); });
-        w.op(dst, static_cast<std::uint32_t>(pyr) * 40,
+        w.op(src, kHotspotLoads, [&](const Thread& t) { return idx(t, false); });
+        w.op(pw, kNoWork, [&](const Thread& t) { return idx(t, false); });
+        const auto steps = static_cast<std::uint32_t>(pyr);
+        w.op(dst,
+             kHotspotPrologue + steps * kHotspotCell + (steps - 1) * kHotspotCopy + kHotspotStore,
              [&](const Thread& t) { return idx(t, true); });
       });
     });
@@ -117,11 +166,12 @@ void write_srad(GenContext& ctx) {
   wl.body(k1, [=](Block& b, std::int32_t) {
     b.warps([&](Warp& w) {
       for (int d = 0; d < 5; ++d) {
-        w.op(r1[d], d == 0 ? kIndexGap : 0,
+        w.op(r1[d], d == 0 ? kSrad1Loads : kNoWork,
              [&](const Thread& t) { return at(b, t, dirs[d][0], dirs[d][1]); });
       }
       for (std::size_t o = 0; o < w1.size(); ++o) {
-        w.op(w1[o], o == 0 ? 60 : 0, [&](const Thread& t) { return at(b, t, 0, 0); });
+        w.op(w1[o], o == 0 ? kSrad1Compute : kNoWork,
+             [&](const Thread& t) { return at(b, t, 0, 0); });
       }
     });
   });
@@ -137,11 +187,11 @@ void write_srad(GenContext& ctx) {
   const Ref w2 = wl.ref(k2, {j, AccessKind::Write, all, tile});
   wl.body(k2, [=](Block& b, std::int32_t) {
     b.warps([&](Warp& w) {
-      w.op(c_s, kIndexGap, [&](const Thread& t) { return at(b, t, 1, 0); });
-      w.op(c_e, 0, [&](const Thread& t) { return at(b, t, 0, 1); });
-      w.op(c_c, 0, [&](const Thread& t) { return at(b, t, 0, 0); });
-      for (const Ref& r : r2) w.op(r, 0, [&](const Thread& t) { return at(b, t, 0, 0); });
-      w.op(w2, 30, [&](const Thread& t) { return at(b, t, 0, 0); });
+      w.op(c_s, kSrad2Loads, [&](const Thread& t) { return at(b, t, 1, 0); });
+      w.op(c_e, kNoWork, [&](const Thread& t) { return at(b, t, 0, 1); });
+      w.op(c_c, kNoWork, [&](const Thread& t) { return at(b, t, 0, 0); });
+      for (const Ref& r : r2) w.op(r, kNoWork, [&](const Thread& t) { return at(b, t, 0, 0); });
+      w.op(w2, kSrad2Update, [&](const Thread& t) { return at(b, t, 0, 0); });
     });
   });
   wl.cpu_write(j);
@@ -197,14 +247,14 @@ void write_pathfinder(GenContext& ctx) {
           const std::int64_t v = static_cast<std::int64_t>(small * blk.x + t.x) - p;
           return v < 0 || v >= c || t.x < lo || t.x > hi ? kOff : static_cast<std::uint64_t>(v);
         };
-        w.op(src, kIndexGap, [&](const Thread& t) { return x(t, 0, kBlock - 1); });
+        w.op(src, kPathLoad, [&](const Thread& t) { return x(t, 0, kBlock - 1); });
         for (std::uint64_t i = 0; i < pyr; ++i) {
-          w.op(wr, 3 * kAluGap, [&](const Thread& t) {
+          w.op(wr, i == 0 ? kPathFirstRow : kPathNextRow, [&](const Thread& t) {
             const std::uint64_t v = x(t, i + 1, kBlock - i - 2);
             return v == kOff ? kOff : (start + i) * cols + v;
           });
         }
-        w.op(dst, kAluGap, [&](const Thread& t) { return x(t, pyr, kBlock - 1 - pyr); });
+        w.op(dst, kPathStore, [&](const Thread& t) { return x(t, pyr, kBlock - 1 - pyr); });
       });
     });
   }

@@ -8,6 +8,17 @@
 namespace uvmsim::gen {
 namespace {
 
+// ---- per-thread work (compute_cost.h) ----
+// Row and column from the 2-D index, &csrRowPtrA[row] (both bounds; independent loads).
+constexpr Work kRowLoads = kGlobalIndex2D + kAddress;
+// Per non-zero: the loop step (first: its bounds test) and &csrColIndA[e], &csrValA[e]; then the
+// B row's index col * N + j and its address; the FFMA into the register sum before the next
+// non-zero's loads; finally &C[row][col].
+constexpr Work kNonZero = kLoop + 2 * kAddress;
+constexpr Work kBElement = kIndex2D + kAddress;
+constexpr Work kNextNonZero = fp32(1) + kNonZero;
+constexpr Work kStoreC = fp32(1) + kIndex2D + kAddress;
+
 void write_spmm(GenContext& ctx) {
   const std::uint64_t cols = ctx.params.integer("cols", 32, 4096) / 32 * 32;  // N
   const auto ef = static_cast<unsigned>(ctx.params.integer("edge_factor", 1, 64));
@@ -51,15 +62,16 @@ void write_spmm(GenContext& ctx) {
     auto cl = [&](const Thread& t) { return std::uint64_t{blk.y} * 32 + t.x; };
     blk.warps([&](Warp& w) {
       const std::uint64_t row = rw(w.lane(0));  // one row per warp (32 columns)
-      w.op(r_lo, kIndexGap, rw);
-      w.op(r_hi, 0, [&](const Thread& t) { return rw(t) + 1; });
+      w.op(r_lo, kRowLoads, rw);
+      w.op(r_hi, kNoWork, [&](const Thread& t) { return rw(t) + 1; });
       for (std::uint64_t e = a.offsets[row]; e < a.offsets[row + 1]; ++e) {
-        w.op(r_col, kAluGap, [&](const Thread&) { return e; });
-        w.op(r_val, 0, [&](const Thread&) { return e; });
-        w.op(r_b, kIndexGap,
+        w.op(r_col, e == a.offsets[row] ? kNonZero : kNextNonZero,
+             [&](const Thread&) { return e; });
+        w.op(r_val, kNoWork, [&](const Thread&) { return e; });
+        w.op(r_b, kBElement,
              [&](const Thread& t) { return std::uint64_t{a.targets[e]} * cols + cl(t); });
       }
-      w.op(w_c, kAluGap, [&](const Thread& t) { return rw(t) * cols + cl(t); });
+      w.op(w_c, kStoreC, [&](const Thread& t) { return rw(t) * cols + cl(t); });
     });
   });
   wl.cpu_write({row_ptr, col_ind, val, b});

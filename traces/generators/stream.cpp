@@ -2,10 +2,18 @@
 // v2.0", P^3MA workshop at ISC 2016), as used in UVM oversubscription studies: three arrays
 // streamed once per iteration, one float per thread.
 #include "core/error.h"
+#include "traces/generators/compute_cost.h"
 #include "traces/generators/generator.h"
 
 namespace uvmsim::gen {
 namespace {
+
+// a[i] = b[i] + scalar * c[i]. Before the loads: the thread index and the guard (first element),
+// or the grid-stride step (later elements), and the addresses of b[i] and c[i]; the two loads are
+// independent and issue back to back. Before the store: the FFMA and the address of a[i].
+constexpr Work kFirstLoads = kGlobalIndex + kGuard + 2 * kAddress;
+constexpr Work kStrideLoads = kLoop + 2 * kAddress;  // i += gridDim.x * blockDim.x; i < n
+constexpr Work kTriadStore = fp32(1) + kAddress;
 
 void write_stream(GenContext& ctx) {
   const std::uint64_t block = ctx.params.integer("block", 1, 1024);
@@ -14,7 +22,7 @@ void write_stream(GenContext& ctx) {
   // grid-stride loop (i += G * block), the other common way to write the kernel; each warp then
   // streams many elements, so the trace is dominated by TLB hits after the first iteration.
   const std::uint64_t grid_param = ctx.params.integer("grid", 0, 0x7fffffff);
-  const bool cpu_init = ctx.params.choice("init", {"cpu", "none"}) == "cpu";
+  const std::string init = ctx.params.choice("init", {"cpu", "all", "none"});
   const std::uint64_t n = ctx.footprint / 3 / 4;  // floats per array
   if (n == 0) throw UserError("--footprint: must be at least 12 bytes for this generator");
   const std::uint64_t grid = grid_param ? grid_param : (n + block - 1) / block;
@@ -32,15 +40,18 @@ void write_stream(GenContext& ctx) {
   meta.kernels.push_back(k);
 
   trace::TraceWriter w(ctx.output, meta, ctx.writer_options);
-  if (cpu_init) {
-    for (Addr base : {b, c}) {
-      trace::HostEvent ev;
-      ev.type = trace::HostEventType::CpuAccess;
-      ev.va = base;
-      ev.size = n * 4;
-      ev.kind = AccessKind::Write;
-      w.host_event(ev);
-    }
+  // The host writes the inputs b and c (BabelStream's init), or all three arrays (a StreamTriad
+  // whose host loop initialises a, b and c).
+  std::vector<Addr> host_init;
+  if (init == "cpu") host_init = {b, c};
+  if (init == "all") host_init = {a, b, c};
+  for (Addr base : host_init) {
+    trace::HostEvent ev;
+    ev.type = trace::HostEventType::CpuAccess;
+    ev.va = base;
+    ev.size = n * 4;
+    ev.kind = AccessKind::Write;
+    w.host_event(ev);
   }
   const std::uint32_t warps = k.warps_per_block();
   Addr lanes[32];
@@ -49,6 +60,7 @@ void write_stream(GenContext& ctx) {
     for (std::uint64_t tb = 0; tb < grid; ++tb) {
       w.begin_block(warps);
       for (std::uint32_t warp = 0; warp < warps; ++warp) {
+        bool first_element = true;
         for (std::uint64_t first = tb * block; first < n; first += grid * block) {
           std::size_t lanes_active = 0;
           for (std::uint64_t lane = 0; lane < 32; ++lane) {
@@ -63,10 +75,14 @@ void write_stream(GenContext& ctx) {
             for (std::size_t l = 0; l < lanes_active; ++l) va[l] = base + lanes[l];
             warp_instruction(w, warp, {va, lanes_active}, 4, kind, ref, gap);
           };
-          emit(b, AccessKind::Read, 0, kIndexGap);  // load b[i]
-          emit(c, AccessKind::Read, 1, 0);          // load c[i]: independent, issues right after
-          emit(a, AccessKind::Write, 2, kAluGap);   // FFMA, then store a[i]
-          if (!grid_param) break;                   // one element per thread
+          // load b[i] (the stride's multiply goes with the first element's index)
+          emit(b, AccessKind::Read, 0,
+               first_element ? (kFirstLoads + (grid_param ? imad(1) : kNoWork)).slots()
+                             : kStrideLoads.slots());
+          emit(c, AccessKind::Read, 1, 0);  // load c[i]: independent, issues right after
+          emit(a, AccessKind::Write, 2, kTriadStore.slots());  // FFMA, then store a[i]
+          first_element = false;
+          if (!grid_param) break;  // one element per thread
         }
       }
       w.end_block();
@@ -87,7 +103,8 @@ const Registrar kStream{Generator{
         {"grid", "0",
          "0: one element per thread; G > 0: G blocks with a grid-stride loop over the arrays"},
         {"init", "cpu",
-         "cpu: the CPU writes b and c before the first launch; none: no host initialisation"},
+         "cpu: the CPU writes b and c before the first launch; all: it writes a, b and c; none: "
+         "no host initialisation"},
     },
     write_stream,
     "streaming",

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "traces/generators/compute_cost.h"
 #include "traces/generators/generator.h"
 
 namespace uvmsim::gen {
@@ -25,7 +26,9 @@ void write_touch(GenContext& ctx) {
                                      format_bytes(size));
     }
   }
-  const std::uint64_t delay_cycles = delay_us * clock_mhz;  // 1 us at f MHz = f cycles
+  // The delay is a spin-wait on the clock counter, which issues about one instruction per cycle,
+  // so its issue slots are its cycles: 1 us at f MHz = f cycles.
+  const std::uint64_t delay_cycles = delay_us * clock_mhz;
   if (delay_cycles > std::numeric_limits<std::uint32_t>::max()) {
     ctx.params.fail("delay_us", "delay_us * clock_mhz = " + std::to_string(delay_cycles) +
                                     " cycles does not fit the 32-bit gap field");
@@ -56,7 +59,8 @@ void write_touch(GenContext& ctx) {
     r.bytes = 4;
     r.kind = AccessKind::Read;
     r.ref_id = 0;
-    r.gap_cycles = i == 0 ? kIndexGap : static_cast<std::uint32_t>(delay_cycles);
+    // The first read needs only its address (buf + offsets[0]).
+    r.gap_cycles = i == 0 ? kAddress.slots() : static_cast<std::uint32_t>(delay_cycles);
     w.access(0, r);
   }
   w.end_block();

@@ -4,10 +4,17 @@
 #include <limits>
 
 #include "core/error.h"
+#include "traces/generators/compute_cost.h"
 #include "traces/generators/generator.h"
 
 namespace uvmsim::gen {
 namespace {
+
+// i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i], one page per element:
+// the index, the guard and both load addresses before the loads (which then issue back to back);
+// the FADD and the store address before the store.
+constexpr Work kLoadsWork = kGlobalIndex + kGuard + 2 * kAddress;
+constexpr Work kStoreWork = fp32(1) + kAddress;
 
 void write_vecadd(GenContext& ctx) {
   const std::uint64_t block_param = ctx.params.integer("block", 1, 1024);
@@ -62,9 +69,9 @@ void write_vecadd(GenContext& ctx) {
         for (std::size_t l = 0; l < active; ++l) va[l] = base + idx[l] * kPageSize;
         warp_instruction(w, warp, {va, active}, 4, kind, ref, gap);
       };
-      emit(bases[0], AccessKind::Read, 0, kIndexGap);  // load a[i]
-      emit(bases[1], AccessKind::Read, 1, 0);          // load b[i]: independent of a[i]
-      emit(bases[2], AccessKind::Write, 2, kAluGap);   // FADD needs both loads, then store c[i]
+      emit(bases[0], AccessKind::Read, 0, kLoadsWork.slots());  // load a[i]
+      emit(bases[1], AccessKind::Read, 1, 0);  // load b[i]: independent of a[i], issues right after
+      emit(bases[2], AccessKind::Write, 2, kStoreWork.slots());  // FADD, then store c[i]
     }
     w.end_block();
   }

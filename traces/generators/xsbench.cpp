@@ -19,6 +19,37 @@ constexpr std::uint32_t kNucs[12] = {34, 5, 4, 4, 27, 21, 21, 21, 21, 21, 21, 9}
 constexpr std::uint32_t kDist[12] = {140, 52, 275, 134, 154, 64,
                                      66,  55, 8,   15,  25,  13};  // per mille
 
+// ---- per-thread work of xs_lookup_kernel_baseline (compute_cost.h); XSBench computes in double
+// ----
+// One step of the 64-bit LCG: a 64-bit multiply-add (four IMADs) and the carries.
+constexpr Work kLcgStep = imad(4) + int_ops(2);
+// fast_forward_LCG(seed, 2 * i): about 17 rounds of square-and-multiply (the bit test, two
+// 64-bit multiply-adds, the loop step).
+constexpr Work kFastForward = 17 * (kLoop + cmp(1) + 2 * kLcgStep);
+// LCG_random_double: a step, the conversion to double and the scale.
+constexpr Work kRandomDouble = kLcgStep + cvt64(1) + fp64(1);
+// i, if (i < lookups), the fast-forward, the energy, pick_mat (a random double and a walk over
+// the 12 cumulative probabilities, double compares), &num_nucs[mat].
+constexpr Work kLookupStart =
+    kGlobalIndex + kGuard + kFastForward + 2 * kRandomDouble + 12 * (fp64(1) + kLoop) + kAddress;
+// grid_search: per step the loop test, mid = lower + (upper - lower) / 2 and its address; from
+// the second step on, the previous probe's double compare and the two selects.
+constexpr Work kSearchStep = kLoop + int_ops(2) + cmp(1) + kAddress;
+constexpr Work kSearchNext = fp64(1) + cmp(2) + kSearchStep;
+// Per nuclide: the loop step, mat * max_num_nucs + j and the addresses of mats[] and concs[];
+// index_grid[idx * n_isotopes + p_nuc]; nuclide_grid[p_nuc * n_gridpoints + index] (low and high
+// are adjacent). Then calculate_micro_xs: f = (high.energy - E) / (high.energy - low.energy)
+// (two DADD and a double division: MUFU.RCP64H and Newton-Raphson DFMAs), five cross sections
+// high.xs - f * (high.xs - low.xs) (DADD, DFMA each), and the five macro accumulations (DFMA).
+constexpr Work kNuclide = kLoop + kIndex2D + 2 * kAddress;
+constexpr Work kIndexGrid = kIndex2D + kAddress;
+constexpr Work kNuclideGrid = kIndex2D + kAddress;
+constexpr Work kMicroXs = fp64(2) + sfu(1) + fp64(8) + 5 * fp64(2) + fp64(5);
+// After the search, before the first nuclide: the last compare. At the end: the maximum of the
+// five cross sections (double compares and selects) and &verification[i].
+constexpr Work kSearchDone = fp64(1) + cmp(2);
+constexpr Work kVerify = fp64(5) + cmp(5) + kAddress;
+
 double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
 void write_xsbench(GenContext& ctx) {
@@ -97,14 +128,15 @@ void write_xsbench(GenContext& ctx) {
           max_n = std::max(max_n, static_cast<std::uint32_t>(nucs[i] = kNucs[mat[id[i]]]));
       }
       auto live = [&](std::uint32_t i, std::uint64_t e) { return id[i] == kOff ? kOff : e; };
-      w.op_lane(r_nn, kIndexGap + 40,
+      w.op_lane(r_nn, kLookupStart,
                 [&](std::uint32_t i) { return live(i, id[i] == kOff ? 0 : mat[id[i]]); });
       for (std::uint64_t s = 0; s < probes; ++s) {  // grid_search: while (upper - lower > 1)
         std::uint64_t probe[32];
         for (std::uint32_t i = 0; i < n; ++i) {
           probe[i] = id[i] == kOff || hi[i] - lo[i] <= 1 ? kOff : lo[i] + (hi[i] - lo[i]) / 2;
         }
-        w.op_lane(r_uni, kIndexGap, [&](std::uint32_t i) { return probe[i]; });
+        w.op_lane(r_uni, s == 0 ? kSearchStep : kSearchNext,
+                  [&](std::uint32_t i) { return probe[i]; });
         for (std::uint32_t i = 0; i < n; ++i) {
           if (probe[i] == kOff) continue;
           (unionized[probe[i]] > energy[id[i]] ? hi[i] : lo[i]) = probe[i];
@@ -121,19 +153,20 @@ void write_xsbench(GenContext& ctx) {
               std::upper_bound(first, first + static_cast<std::ptrdiff_t>(g), e) - first;
           return std::min<std::uint64_t>(at == 0 ? 0 : static_cast<std::uint64_t>(at - 1), g - 2);
         };
-        w.op_lane(r_mat, kAluGap,
+        w.op_lane(r_mat, j == 0 ? kSearchDone + kNuclide : kNuclide,
                   [&](std::uint32_t i) { return on(i) ? mat[id[i]] * max_nucs + j : kOff; });
-        w.op_lane(r_conc, 0,
+        w.op_lane(r_conc, kNoWork,
                   [&](std::uint32_t i) { return on(i) ? mat[id[i]] * max_nucs + j : kOff; });
-        w.op_lane(r_idx, kIndexGap,
+        w.op_lane(r_idx, kIndexGrid,
                   [&](std::uint32_t i) { return on(i) ? lo[i] * kIsotopes + nuc(i) : kOff; });
-        w.op_lane(r_low, kIndexGap,
+        w.op_lane(r_low, kNuclideGrid,
                   [&](std::uint32_t i) { return on(i) ? nuc(i) * g + point(i) : kOff; });
-        w.op_lane(r_high, 0,
+        w.op_lane(r_high, kNoWork,
                   [&](std::uint32_t i) { return on(i) ? nuc(i) * g + point(i) + 1 : kOff; });
-        w.compute(30);  // interpolation and accumulation of five cross sections
+        w.compute(kMicroXs);
       }
-      w.op_lane(w_ver, kAluGap, [&](std::uint32_t i) { return id[i]; });
+      w.op_lane(w_ver, max_n == 0 ? kSearchDone + kVerify : kVerify,
+                [&](std::uint32_t i) { return id[i]; });
     });
   });
   wl.cpu_write({num_nucs, concs, mats_a, uni, index, nuclide});

@@ -1,6 +1,8 @@
 #include "traces/measurements/importers.h"
 
+#ifdef UVMSIM_HAVE_SQLITE
 #include <sqlite3.h>
+#endif
 
 #include <algorithm>
 #include <cctype>
@@ -242,6 +244,17 @@ Measurement import_nvprof(const std::filesystem::path& path) {
 // --------------------------------------------------------------------------------------------
 // Nsight Systems SQLite export
 
+#ifndef UVMSIM_HAVE_SQLITE
+
+Measurement import_nsys(const std::filesystem::path& path) {
+  throw UserError(
+      path.string() +
+      ": Nsight Systems exports need SQLite, which this build of uvmsim was built "
+      "without: install libsqlite3-dev (bash scripts/setup.sh --deps-only) and rebuild");
+}
+
+#else
+
 namespace {
 
 struct Db {
@@ -447,6 +460,8 @@ Measurement import_nsys(const std::filesystem::path& path) {
   m.summary.records = m.records.size();
   return m;
 }
+
+#endif  // UVMSIM_HAVE_SQLITE
 
 InputFormat detect_format(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

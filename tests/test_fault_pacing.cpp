@@ -1,0 +1,90 @@
+// Per-batch statistics (Allen & Ge, SC'21 Tables 2 and 3) and the paced reporting of far faults
+// by the uTLBs and the GMMU (gpu.utlb_fault_interval_ns, gpu.fault_write_interval_ns).
+#include <gtest/gtest.h>
+
+#include "core/stats.h"
+#include "placement_test_util.h"
+
+namespace uvmsim::test {
+namespace {
+
+TEST(RunningStat, MeanStdMinMaxOfASeries) {
+  RunningStat s;
+  for (double x : {2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0}) s.add(x);
+  EXPECT_EQ(s.count, 8u);
+  EXPECT_DOUBLE_EQ(s.mean, 5.0);
+  EXPECT_DOUBLE_EQ(s.stddev(), 2.0);
+  EXPECT_DOUBLE_EQ(s.min, 2.0);
+  EXPECT_DOUBLE_EQ(s.max, 9.0);
+  const auto j = s.to_json();
+  EXPECT_EQ(j["count"].get<std::uint64_t>(), 8u);
+  EXPECT_DOUBLE_EQ(j["std"].get<double>(), 2.0);
+}
+
+// One warp touching one page at a time, each access waiting for the previous one: every batch
+// holds exactly one fault of one VA block from one uTLB.
+TEST(BatchStats, OneWarpWalkGivesOneFaultPerBatch) {
+  TempDir d;
+  Program p({{"a", 8 << 20}});
+  const auto t = d.file("walk.uvt");
+  p.open(t);
+  p.walk(0, {{0, 0, 64 * 4096}});
+  p.finish();
+  const auto j = run_sim(t, {"engine.prefetch=none"});
+  const auto& b = j["batch_stats"];
+  EXPECT_EQ(num(b["va_blocks_per_batch"]["count"]), 64u);
+  EXPECT_DOUBLE_EQ(b["va_blocks_per_batch"]["mean"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(b["va_blocks_per_batch"]["std"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(b["faults_per_va_block"]["max"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(b["sources_per_batch"]["max"].get<double>(), 1.0);
+  // gtx1080ti has 28 SMs: one entry per batch is 1/28 per SM.
+  EXPECT_DOUBLE_EQ(b["faults_per_sm_per_batch"]["mean"].get<double>(), 1.0 / 28);
+}
+
+// The page-touch kernel: every thread touches its own page, so a warp instruction misses on 32
+// pages at once. Without pacing the uTLB of the first SM raises its whole burst in one tick and
+// the batch fills from a few SMs; with a per-uTLB reporting interval the GMMU interleaves them.
+TEST(FaultPacing, InterleavesTheUtlbsOfAllSms) {
+  TempDir d;
+  const auto t = gen(d, "regular", "16M");
+  const auto burst = run_sim(t, {"engine.prefetch=none", "gpu.utlb_fault_interval_ns=0"});
+  const auto paced = run_sim(t, {"engine.prefetch=none", "gpu.utlb_fault_interval_ns=400"});
+  const double burst_sources = burst["batch_stats"]["sources_per_batch"]["mean"].get<double>();
+  const double paced_sources = paced["batch_stats"]["sources_per_batch"]["mean"].get<double>();
+  EXPECT_GT(paced_sources, 3 * burst_sources);
+  EXPECT_GT(paced["batch_stats"]["va_blocks_per_batch"]["mean"].get<double>(),
+            2 * burst["batch_stats"]["va_blocks_per_batch"]["mean"].get<double>());
+  // Every page is still serviced exactly once, whatever the order of the reports.
+  EXPECT_EQ(num(burst["faults"]["serviced"]), 4096u);
+  EXPECT_EQ(num(paced["faults"]["serviced"]), 4096u);
+}
+
+// A GMMU that writes one entry per millisecond gives the driver one entry per batch: the batch
+// starts as soon as the first entry is visible and the next one arrives long after it ends.
+TEST(FaultPacing, GmmuWriteIntervalBoundsTheEntriesPerBatch) {
+  TempDir d;
+  const auto t = gen(d, "regular", "2M");
+  const auto j = run_sim(t, {"engine.prefetch=none", "gpu.fault_write_interval_ns=1000000"});
+  const auto& b = j["batch_stats"];
+  EXPECT_DOUBLE_EQ(b["faults_per_va_block"]["max"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(b["sources_per_batch"]["max"].get<double>(), 1.0);
+  EXPECT_EQ(num(j["faults"]["serviced"]), 512u);
+  // 512 pages, one entry per millisecond: the run lasts at least 511 ms.
+  EXPECT_GE(j["sim_time_ns"].get<double>(), 511e6);
+}
+
+TEST(FaultPacing, Deterministic) {
+  TempDir d;
+  const auto t = gen(d, "random", "8M");
+  const std::vector<std::string> sets = {"engine.prefetch=none", "gpu.utlb_fault_interval_ns=700",
+                                         "gpu.fault_write_interval_ns=20"};
+  auto a = run_sim(t, sets), b = run_sim(t, sets);
+  a.erase("wall_seconds");
+  b.erase("wall_seconds");
+  a.erase("accesses_per_second");
+  b.erase("accesses_per_second");
+  EXPECT_EQ(a.dump(), b.dump());
+}
+
+}  // namespace
+}  // namespace uvmsim::test
