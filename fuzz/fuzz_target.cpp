@@ -9,7 +9,7 @@
 #include <random>
 
 #include "core/error.h"
-#include "core/one_line.h"
+#include "core/error.h"
 
 namespace uvmsim::fuzz {
 

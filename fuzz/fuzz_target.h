@@ -46,7 +46,7 @@ struct Registrar {
 };
 
 /// Runs `parse` and enforces the bad-input contract: a UserError, as the CLI prints it (one line,
-/// core/one_line.h), must be non-empty and contain `must_name` (the input file's name; empty: not
+/// core/error.h), must be non-empty and contain `must_name` (the input file's name; empty: not
 /// checked). Any other exception becomes a Finding.
 void expect_clean(const std::function<void()>& parse, const std::string& must_name);
 

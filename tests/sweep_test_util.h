@@ -5,9 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <filesystem>
@@ -86,6 +92,59 @@ class Background {
   pid_t pid_ = -1;
   bool reaped_ = false;
   int status_ = 0;
+};
+
+/// A tmpfs of `size` bytes mounted on `dir` in a mount namespace private to this test process:
+/// the uvmsim processes the test starts see it, nothing outside does, and it vanishes with the
+/// process (unmounted at the end of the test too). For disk-full tests; needs root (CI runs as
+/// root; so does the local Slurm cluster of the Slurm tests).
+class SmallTmpfs {
+ public:
+  SmallTmpfs(const std::string& dir, std::uint64_t size) : dir_(dir) {
+    static bool unshared = false;
+    if (!unshared) {
+      if (::unshare(CLONE_NEWNS) != 0) {
+        error_ = std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
+        return;
+      }
+      // Mounts made here must not propagate back to the host's namespace.
+      if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+        error_ = std::string("mount --make-rprivate /: ") + std::strerror(errno);
+        return;
+      }
+      unshared = true;
+    }
+    std::filesystem::create_directories(dir_);
+    const std::string opts = "size=" + std::to_string(size);
+    if (::mount("tmpfs", dir_.c_str(), "tmpfs", 0, opts.c_str()) != 0) {
+      error_ = "mount -t tmpfs -o " + opts + " " + dir_ + ": " + std::strerror(errno);
+      return;
+    }
+    mounted_ = true;
+  }
+  ~SmallTmpfs() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  SmallTmpfs(const SmallTmpfs&) = delete;
+  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
+
+  /// "" if mounted, else why not.
+  const std::string& error() const { return error_; }
+  /// Bytes in use.
+  std::uint64_t used() const {
+    struct statvfs v {};
+    ::statvfs(dir_.c_str(), &v);
+    return static_cast<std::uint64_t>(v.f_blocks - v.f_bfree) * v.f_frsize;
+  }
+  /// Changes the size (e.g. to free space: "the disk was cleaned up"); true on success.
+  bool resize(std::uint64_t size) {
+    const std::string opts = "size=" + std::to_string(size);
+    return ::mount(nullptr, dir_.c_str(), nullptr, MS_REMOUNT, opts.c_str()) == 0;
+  }
+
+ private:
+  std::string dir_, error_;
+  bool mounted_ = false;
 };
 
 /// Number of files in `dir` whose names end in ".json" (finished results).

@@ -98,7 +98,7 @@ TEST(Analyze, Errors) {
   EXPECT_NE(help.out.find("profile"), std::string::npos);
   EXPECT_NE(help.out.find("--hints"), std::string::npos);
   auto r = cli({"analyze"});
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);  // a usage error
   EXPECT_NE(r.err.find("a trace file is required"), std::string::npos);
   r = cli({"analyze", d.file("missing.uvt")});
   EXPECT_EQ(r.code, 1);

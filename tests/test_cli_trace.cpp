@@ -68,7 +68,8 @@ TEST(CliGen, ErrorsAreOneLine) {
   // A bad flag value ("--x: ...") is a usage error, exit 2 (is_usage_error, core/error.h).
   TempDir dir;
   const std::string out = dir.file("x.uvt");
-  auto expect_error = [&](std::vector<std::string> args, const std::string& msg, int code = 1) {
+  // Usage errors (a bad generator, parameter or option) exit 2; an unwritable output exits 1.
+  auto expect_error = [&](std::vector<std::string> args, const std::string& msg, int code = 2) {
     const auto r = cli(args);
     EXPECT_EQ(r.code, code) << r.err;
     EXPECT_EQ(r.err, "uvmsim gen: error: " + msg + "\n");
@@ -92,7 +93,8 @@ TEST(CliGen, ErrorsAreOneLine) {
   expect_error({"gen", "-o", out}, "missing generator name (see uvmsim gen --list)");
   expect_error({"gen", "regular", "-o", dir.file("no/such/dir/x.uvt")},
                dir.file("no/such/dir/x.uvt") + ": open: directory '" + dir.file("no/such/dir") +
-                   "' does not exist");
+                   "' does not exist",
+               1);
   const auto r = cli({"gen", "regular", "--bogus", "-o", out});
   EXPECT_EQ(r.code, 2);
   EXPECT_FALSE(std::filesystem::exists(out));
@@ -182,16 +184,18 @@ TEST_F(CliTrace, Dump) {
 }
 
 TEST_F(CliTrace, Errors) {
-  // A bad flag value ("--x: ...") is a usage error, exit 2 (is_usage_error, core/error.h).
+  // Usage errors (a bad action or option) exit 2; errors in the data (the file, its launches)
+  // exit 1.
   auto expect_error = [&](std::vector<std::string> args, const std::string& msg, int code = 1) {
     const auto r = cli(args);
-    EXPECT_EQ(r.code, code);
+    EXPECT_EQ(r.code, code) << r.err;
     EXPECT_EQ(r.err, "uvmsim trace: error: " + msg + "\n");
   };
   expect_error({"trace", "dump", path_, "--launch", "2"},
                path_ + ": --launch: launch 2 does not exist (the trace has 2)");
-  expect_error({"trace", "frob", path_}, "unknown action 'frob' (expected info, dump, hints or import)");
-  expect_error({"trace", "info"}, "missing trace file");
+  expect_error({"trace", "frob", path_},
+               "unknown action 'frob' (expected info, dump, hints or import)", 2);
+  expect_error({"trace", "info"}, "missing trace file", 2);
   expect_error({"trace", "info", path_, "--limit", "3"}, "--limit: only applies to trace dump", 2);
   expect_error({"trace", "dump", path_, "--json"}, "--json: only applies to trace info", 2);
   expect_error({"trace", "dump", path_, "--limit", "-5"},

@@ -247,7 +247,7 @@ TEST(Importers, CliImportWritesAMeasurementFile) {
   const auto show = cli_ok({"calibrate", "show", out});
   EXPECT_NE(show.out.find("fault groups: 6"), std::string::npos) << show.out;
   const auto bad = cli({"calibrate", "import", "bogus", out, "-o", d.file("x.jsonl")});
-  EXPECT_EQ(bad.code, 1);
+  EXPECT_EQ(bad.code, 2);  // an unknown format is a usage error
   EXPECT_NE(bad.err.find("expected nvprof, nsys or auto"), std::string::npos);
   const auto notcsv = cli({"calibrate", "show", data("nsys_um_sample.sql")});
   EXPECT_EQ(notcsv.code, 1);

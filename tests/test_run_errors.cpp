@@ -6,7 +6,8 @@
 
 #include "core/config.h"
 #include "core/error.h"
-#include "test_util.h"
+#include "tests/sweep_test_util.h"
+#include "tests/test_util.h"
 
 namespace uvmsim::test {
 namespace {
@@ -111,6 +112,72 @@ TEST(RunErrors, BadPresetFileNamesFileAndKey) {
   expect_one_line_error(cli({"run", "--gpu", p, "--trace", t}), "hbm.capacity");
   write_all(p, "{ not json");
   expect_one_line_error(cli({"run", "--gpu", p, "--trace", t}), p);
+}
+
+TEST(RunErrors, UsageErrorsExitTwoDataErrorsOne) {
+  TempDir d;
+  const auto t = make_trace(d);
+  // What the user asked for: options, presets, knob values.
+  EXPECT_EQ(run_on(t, {"--set", "driver.prefetch_threshold=101"}).code, 2);
+  EXPECT_EQ(run_on(t, {"--eviction", "nonesuch"}).code, 2);
+  EXPECT_EQ(cli({"run", "--gpu", "gtx9999", "--trace", t}).code, 2);
+  EXPECT_EQ(cli({"run", "--gpu", "gtx1080ti"}).code, 2);
+  EXPECT_EQ(run_on(t, {"--oversub", "-5"}).code, 2);
+  EXPECT_EQ(run_on(t, {"--bogus-flag"}).code, 2);
+  // The data: a trace that is missing or damaged.
+  EXPECT_EQ(run_on(d.file("missing.uvt")).code, 1);
+  write_all(d.file("junk.uvt"), "junk");
+  EXPECT_EQ(run_on(d.file("junk.uvt")).code, 1);
+}
+
+TEST(RunErrors, ValuesWithNewlinesGiveOneLineErrors) {
+  // Fuzzing defect 12: a value quoted in an error could split it over two lines.
+  TempDir d;
+  const auto t = make_trace(d);
+  expect_one_line_error(run_on(t, {"--set", "driver.replay_policy=once\nbatch"}),
+                        "driver.replay_policy");
+  expect_one_line_error(run_on(t, {"--set", "x.y\n=1"}), "x.y\\n");
+  expect_one_line_error(run_on(t, {"--eviction", "lru\r\nx"}), "lru\\r\\nx");
+  expect_one_line_error(cli({"run", "--gpu", "gtx\n1080ti", "--trace", t}), "gtx\\n1080ti");
+  expect_one_line_error(run_on(t, {"--oversub", "1\n2"}), "'1\\n2'");
+  expect_one_line_error(run_on(d.file("a\nb.uvt")), "a\\nb.uvt");
+  expect_one_line_error(cli({"no\ncommand"}), "unknown command 'no\\ncommand'");
+  // Other control characters are shown escaped too (no terminal escape sequences).
+  expect_one_line_error(run_on(t, {"--eviction", "a\x1b[2Jb"}), "a\\x1b[2Jb");
+  EXPECT_EQ(one_line("tab\there\x7f"), "tab\\there\\x7f");
+}
+
+TEST(RunErrors, FullDiskLeavesNoTruncatedStatsOrEvents) {
+  // Fuzzing defect 11: --stats-out / --events-out on a full disk left truncated files.
+  TempDir d;
+  const auto t = make_trace(d);
+  const std::string dir = d.file("disk");
+  SmallTmpfs disk(dir, 64 << 20);
+  ASSERT_EQ(disk.error(), "");
+  const std::string stats = dir + "/stats.json", events = dir + "/events.csv";
+  write_all(stats, "previous content\n");
+  ASSERT_TRUE(disk.resize(disk.used()));  // full
+  auto r = run_on(t, {"--stats-out", stats});
+  expect_one_line_error(r, stats + ": --stats-out: write failed (No space left on device)");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(read_all(stats), "previous content\n");  // the old file is intact
+  r = run_on(t, {"--events-out", events});
+  expect_one_line_error(r, events + ": --events-out: write failed (No space left on device)");
+  EXPECT_FALSE(std::filesystem::exists(events));
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.exists();
+  EXPECT_EQ(files, 1u);  // no temporaries left
+  // Space freed: both are written completely.
+  ASSERT_TRUE(disk.resize(64 << 20));
+  r = run_on(t, {"--stats-out", stats, "--events-out", events});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(read_json(stats)["accesses"], 2048);
+  const std::string csv = read_all(events);
+  EXPECT_EQ(csv.rfind("time_ns,event,batch,va,bytes,direction,cause,pages,duration_ns\n", 0), 0u);
+  EXPECT_EQ(csv.back(), '\n');
+  // A directory that does not exist fails before simulating, naming the file.
+  expect_one_line_error(run_on(t, {"--stats-out", d.file("no/such/s.json")}),
+                        d.file("no/such/s.json") + ": --stats-out: cannot create");
 }
 
 TEST(Config, SetAndResolveKnobs) {

@@ -5,18 +5,20 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 
+#include "core/error.h"
+#include "core/units.h"
 #include "sim/check/expectations.h"
 #include "sim/check/relation.h"
-#include "core/error.h"
 #include "sim/sweep/files.h"
+#include "sim/sweep/identity.h"
 #include "sim/sweep/progress.h"
 #include "sim/sweep/results.h"
 #include "sim/sweep/slurm.h"
 #include "sim/sweep/spec.h"
 #include "sim/sweep/table.h"
 #include "sim/sweep/worker.h"
-#include "core/units.h"
 #include "tests/sweep_test_util.h"
 #include "tests/test_util.h"
 
@@ -265,6 +267,7 @@ void fake_result(const ResultStore& store, const PointSpec& p, double sim_time, 
             {"label", p.label},
             {"axes", json(p.axes)},
             {"inputs", p.inputs},
+            {"build", sweep::this_build().to_json()},
             {"stats",
              {{"sim_time_ns", sim_time},
               {"gpu_faults", faults},
@@ -367,6 +370,10 @@ TEST(SweepSlurm, ScriptRequestsTheResourcesAndRunsTheWorkerOnItsTask) {
                    "'/data/o'\\''k/t.jsonl' --task \"$SLURM_ARRAY_TASK_ID\"\n"),
             std::string::npos)
       << s;
+  // The per-point time limit is the workers' own (both backends run the same worker).
+  const std::string t = sweep::sbatch_script(o, "/u", "/o", "/o/t.jsonl", 1, 90);
+  EXPECT_NE(t.find(" --task \"$SLURM_ARRAY_TASK_ID\" --point-timeout 90\n"), std::string::npos)
+      << t;
 }
 
 TEST(SweepSlurm, TaskFileGivesEachTaskItsOwnPoints) {
@@ -403,6 +410,266 @@ TEST(SweepProgress, LinesAndDurations) {
             "[2/3] ok     reg oversub=50  (0.25 s)\n[3/3] FAILED rnd oversub=50  (1.5 s): boom\n");
   EXPECT_EQ(p.done(), 3u);
   EXPECT_EQ(p.failed(), 1u);
+}
+
+TEST(SweepProgress, CountsAboveTheTotalKeepTheBarWithinItsWidth) {
+  // Issue 14, part 1: a re-attached Slurm sweep counted the points finished before it looked
+  // twice; 52/48 made the bar ask for a string of 2^64 characters ("basic_string::_M_create").
+  std::ostringstream out;
+  sweep::Progress p(out, sweep::ProgressMode::Lines, 48, 4);
+  p.set_counts(52, 0, 0);
+  p.set_counts(2, 1, 0);  // below the initial count: no ETA from a negative rate
+  EXPECT_EQ(out.str().rfind("[##############################] 52/48 done, 0 running, 0 failed", 0),
+            0u)
+      << out.str();
+  EXPECT_NE(out.str().find("\n[#.............................] 2/48 done, 1 running, 0 failed"),
+            std::string::npos)
+      << out.str();
+}
+
+TEST(SweepFiles, ParseJsonNamesTheFieldOfANumberOutOfRange) {
+  // Fuzzing defect 6: 1e999 escaped as an "internal error" without file or field.
+  expect_error([] { sweep::parse_json(R"({"oversub": [0, 1e999]})", "s.json", false); },
+               {"s.json: oversub[1]: number out of range ('1e999')"});
+  expect_error(
+      [] {
+        sweep::parse_json(R"({"knobs": {"a.b": [1]}, "workloads": [{"x": {"y": -2e999}}]})",
+                          "s.json", false);
+      },
+      {"s.json: workloads[0].x.y: number out of range ('-2e999')"});
+  expect_error([] { sweep::parse_json("1e999", "s.json", false); },
+               {"s.json: (top level): number out of range"});
+  expect_error([] { sweep::parse_json("{\"a\": tru}", "s.json", false); },
+               {"s.json: not valid JSON (", "line 1"});
+  // Comments only where asked for.
+  EXPECT_EQ(sweep::parse_json("// c\n{\"a\": 1}", "s.json", true)["a"], 1);
+  expect_error([] { sweep::parse_json("// c\n{\"a\": 1}", "s.json", false); }, {"not valid JSON"});
+}
+
+TEST(SweepFiles, AtomicFileIsCompleteOrAbsent) {
+  TempDir d;
+  const std::string target = d.file("out.json");
+  test::write_text(target, "old");
+  {
+    sweep::AtomicFile f(target, "--stats-out");
+    f.write("new content");
+    EXPECT_EQ(test::read_text(target), "old");  // nothing visible before commit()
+    EXPECT_TRUE(std::filesystem::exists(f.temp_path()));
+  }  // abandoned: the temporary goes, the target keeps its old content
+  EXPECT_EQ(test::read_text(target), "old");
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(d.file(""))) files += e.exists();
+  EXPECT_EQ(files, 1u);
+  {
+    sweep::AtomicFile f(target);
+    f.write("new content");
+    f.commit();
+  }
+  EXPECT_EQ(test::read_text(target), "new content");
+  // An unwritable place fails at once, naming the target and the option.
+  expect_error([&] { sweep::AtomicFile f(d.file("no/such/dir/x.csv"), "--events-out"); },
+               {d.file("no/such/dir/x.csv") + ": --events-out: cannot create (No such file"});
+  try {
+    sweep::AtomicFile f(d.file("no/x"));
+    ADD_FAILURE() << "no error";
+  } catch (const sweep::OutputError&) {
+  }
+}
+
+// A line of `file` replaced by `text` (for damaging task files).
+void replace_line(const std::string& file, std::size_t line, const std::string& text) {
+  const auto lines = split(test::read_text(file), '\n');
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (!(i + 1 == lines.size() && lines[i].empty())) out += (i == line ? text : lines[i]) + "\n";
+  test::write_text(file, out);
+}
+
+TEST(SweepSlurm, DamagedTaskFilesAreOneLineErrorsNamingTheFile) {
+  TempDir d;
+  const SweepSpec s = parse(
+      R"J({"workloads": [{"generator": "regular", "footprint": "8M"}], "oversub": [0, 10, 20]})J");
+  const auto pts = s.expand(d.file("traces"));
+  const std::vector<std::vector<const PointSpec*>> tasks = {{&pts[0]}, {&pts[1], &pts[2]}};
+  const std::string f = d.file("t.jsonl"), idx = f + ".idx";
+  auto fresh = [&] { sweep::write_task_file(f, tasks); };
+  fresh();
+  const std::string body = test::read_text(f);
+  // Cut inside the last line: the task file was not completely written (or copied).
+  test::write_text(f, body.substr(0, body.size() - 10));
+  EXPECT_EQ(sweep::read_task(f, 0).size(), 1u);  // the complete first line is still fine
+  expect_error([&] { sweep::read_task(f, 1); }, {f + ": task 1: line cut short (truncated"});
+  test::write_text(f, body.substr(0, 5));
+  expect_error([&] { sweep::read_task(f, 1); }, {f + ": task 1: offset ", "beyond the end"});
+  fresh();
+  // Index damage: an offset that does not fit 64 bits (once an uncaught std::out_of_range),
+  // a negative or non-numeric one, one into the middle of a line.
+  replace_line(idx, 1, "99999999999999999999999999");
+  expect_error([&] { sweep::read_task(f, 1); }, {idx + ": line 2: not a byte offset"});
+  replace_line(idx, 1, "-3");
+  expect_error([&] { sweep::read_task(f, 1); }, {idx + ": line 2: not a byte offset: '-3'"});
+  replace_line(idx, 1, "7");
+  expect_error([&] { sweep::read_task(f, 1); },
+               {f + ": task 1: malformed line (not a JSON array of points)"});
+  fresh();
+  // A line that is a JSON array of damaged point descriptions: refused by the worker's reader.
+  const json task = sweep::read_task(f, 1);
+  json bad = task;
+  bad[1]["inputs"]["oversub_pct"] = "lots";
+  expect_error([&] { PointSpec::from_json(bad[1], "t.jsonl: task 1"); },
+               {"t.jsonl: task 1: inputs.oversub_pct: malformed point description: expected a "
+                "number or null"});
+}
+
+TEST(SweepWorker, DamagedPointDescriptionsAreOneLineErrors) {
+  const SweepSpec s = parse(
+      R"J({"workloads": [{"generator": "regular", "footprint": "8M"}], "oversub": [0, 10]})J");
+  const auto pts = s.expand("/tmp/traces");
+  const json good = pts[1].to_json();
+  EXPECT_EQ(PointSpec::from_json(good, "w").id, pts[1].id);
+  struct Damage {
+    std::function<void(json&)> apply;
+    std::string message;
+  };
+  const std::vector<Damage> damages = {
+      {[](json& j) { j = json::array(); },
+       "w: (point): malformed point description: expected an "
+       "object, got array"},
+      {[](json& j) { j.erase("id"); }, "w: id: malformed point description: expected a string"},
+      {[](json& j) { j["label"] = 3; }, "w: label: malformed point description: expected a string"},
+      {[](json& j) { j["axes"] = "x"; },
+       "w: axes: malformed point description: expected an object"},
+      {[](json& j) { j["inputs"].erase("workload"); },
+       "w: inputs.workload: malformed point description: expected an object"},
+      {[](json& j) { j["inputs"]["workload"]["trace_crc64"] = 7; },
+       "w: inputs.workload.trace_crc64: malformed point description: expected a string"},
+      {[](json& j) { j["inputs"]["config"] = json::array(); },
+       "w: inputs.config: malformed point description: expected an object"},
+      // Any change of the inputs no longer matches the id: a garbled description never runs.
+      {[](json& j) { j["inputs"]["oversub_pct"] = 11; },
+       "w: id: malformed point description: does not match the point's axes and inputs"},
+  };
+  for (const auto& dmg : damages) {
+    json j = good;
+    dmg.apply(j);
+    expect_error([&] { PointSpec::from_json(j, "w"); }, {dmg.message});
+  }
+}
+
+TEST(SweepResults, MalformedRecordsCountAsMissingAndNeverThrow) {
+  TempDir d;
+  const SweepSpec s = parse(R"J({"workloads": [{"generator": "regular", "footprint": "8M"}]})J");
+  ResultStore store(d.file("out"));
+  const auto pts = s.expand(store.trace_dir());
+  const PointSpec& p = pts[0];
+  fake_result(store, p, 1, 1);
+  ASSERT_TRUE(store.load_result(p));
+  json r = test::read_json(store.result_path(p.id).string());
+  // Each field of the wrong type (once a json::type_error escaping as an "internal error").
+  for (const char* key : {"format", "id", "input_hash", "stats", "build"}) {
+    json bad = r;
+    bad[key] = 5;
+    test::write_text(store.result_path(p.id).string(), bad.dump());
+    EXPECT_FALSE(store.load_result(p)) << key;
+  }
+  json no_build = r;
+  no_build["build"].erase("build_id");
+  test::write_text(store.result_path(p.id).string(), no_build.dump());
+  EXPECT_FALSE(store.load_result(p));
+  for (const std::string text : {"", "[]", "{\"format\": ", "null", "\xff\xfe"}) {
+    test::write_text(store.result_path(p.id).string(), text);
+    EXPECT_FALSE(store.load_result(p)) << text;
+  }
+  // Failure records: a non-string error or log is no record.
+  store.save_failure(p, "boom");
+  ASSERT_TRUE(store.load_failure(p.id));
+  EXPECT_EQ((*store.load_failure(p.id))["error"], "boom");
+  EXPECT_EQ((*store.load_failure(p.id))["build"], sweep::this_build().to_json());
+  test::write_text(store.failure_path(p.id).string(), R"({"error": 5})");
+  EXPECT_FALSE(store.load_failure(p.id));
+  test::write_text(store.failure_path(p.id).string(), R"({"error": "x", "log": ["a"]})");
+  EXPECT_FALSE(store.load_failure(p.id));
+  // Bytes that are not UTF-8 (a crashed worker's log, a Latin-1 file name) are recorded, as
+  // U+FFFD, instead of failing the write.
+  test::write_text(d.file("worker.log"), "line 1\nbinary \xff\xfe garbage\n");
+  store.save_failure(p, "error in caf\xe9.uvt", d.file("worker.log"));
+  const auto f = store.load_failure(p.id);
+  ASSERT_TRUE(f);
+  EXPECT_EQ((*f)["error"], "error in caf\xef\xbf\xbd.uvt");
+  EXPECT_NE((*f)["log_tail"].get<std::string>().find("binary \xef\xbf\xbd\xef\xbf\xbd garbage"),
+            std::string::npos);
+}
+
+TEST(SweepBuild, IdentityOfTheBinaryAndOfOtherExecutables) {
+  const auto& me = sweep::this_build();
+  EXPECT_EQ(me.version, UVMSIM_VERSION);
+  // A git commit (40 hex digits, "+modified" with uncommitted edits) or "unknown" (no git).
+  const std::string rev = me.revision;
+  const std::string head = rev.substr(0, rev.find('+'));
+  EXPECT_TRUE(rev == "unknown" ||
+              (head.size() == 40 &&
+               head.find_first_not_of("0123456789abcdef") == std::string::npos &&
+               (rev.size() == 40 || rev.substr(40) == "+modified")))
+      << rev;
+  // The test binary and uvmsim are different links: different build ids, both GNU notes.
+  const std::string tool = sweep::build_id_of(UVMSIM_BINARY);
+  ASSERT_EQ(tool.rfind("gnu:", 0), 0u) << tool;
+  EXPECT_EQ(tool.size(), 4u + 40u);  // --build-id=sha1
+  EXPECT_NE(tool, me.build_id);
+  EXPECT_EQ(sweep::build_id_of("/proc/self/exe"), me.build_id);
+  EXPECT_EQ(sweep::short_build_id(tool), tool.substr(4, 16));
+  // Files without a build-id note (a script) are identified by their content.
+  TempDir d;
+  test::write_text(d.file("w.sh"), "#!/bin/sh\nexit 0\n");
+  EXPECT_EQ(sweep::build_id_of(d.file("w.sh")),
+            "crc64:" + sweep::hex64(sweep::crc64("#!/bin/sh\nexit 0\n")));
+  expect_error([&] { sweep::build_id_of(d.file("none")); },
+               {d.file("none") + ": cannot read the executable"});
+  // Round trip through a result record, and what is not an identity.
+  EXPECT_EQ(sweep::BuildIdentity::from_json(me.to_json())->build_id, me.build_id);
+  EXPECT_FALSE(sweep::BuildIdentity::from_json(json{{"version", "1"}, {"revision", "r"}}));
+  EXPECT_FALSE(sweep::BuildIdentity::from_json(json("gnu:00")));
+}
+
+TEST(SweepBuild, PinnedDirectoryCountsOnlyResultsOfItsBuild) {
+  TempDir d;
+  const SweepSpec s = parse(
+      R"J({"workloads": [{"generator": "regular", "footprint": "8M"}], "oversub": [0, 10]})J");
+  ResultStore store(d.file("out"));
+  const auto pts = s.expand(store.trace_dir());
+  fake_result(store, pts[0], 1, 1);  // a result of this (the test) binary's build
+  ASSERT_TRUE(store.load_result(pts[0]));
+  // Pinning uvmsim (another build): copied, read-only, recorded; the old result stops counting.
+  const auto& pin = store.pin(UVMSIM_BINARY, nullptr);
+  EXPECT_EQ(pin.build_id, sweep::build_id_of(UVMSIM_BINARY));
+  EXPECT_EQ(pin.binary, std::filesystem::path(d.file("out")) / "bin" /
+                            ("uvmsim-" + sweep::short_build_id(pin.build_id)));
+  EXPECT_EQ(sweep::crc64_file(pin.binary), sweep::crc64_file(UVMSIM_BINARY));
+  EXPECT_EQ(std::filesystem::status(pin.binary).permissions() & std::filesystem::perms::owner_write,
+            std::filesystem::perms::none);
+  EXPECT_FALSE(store.load_result(pts[0]));
+  // Another store on the directory (a worker, a later run) reads the pin.
+  const ResultStore again(d.file("out"));
+  ASSERT_TRUE(again.pinned());
+  EXPECT_EQ(again.pinned()->build_id, pin.build_id);
+  EXPECT_FALSE(again.load_result(pts[0]));
+  // Pinning the test binary back: its result counts again.
+  store.pin("/proc/self/exe", sweep::this_build().to_json());
+  EXPECT_TRUE(store.load_result(pts[0]));
+  // A damaged pin record is an error naming the file and field, never a guess.
+  const std::string rec = d.file("out/build.json");
+  json j = test::read_json(rec);
+  j["build_id"] = 5;
+  test::write_text(rec, j.dump());
+  expect_error([&] { ResultStore broken(d.file("out")); },
+               {rec + ": build_id: expected a non-empty string"});
+  j["build_id"] = "gnu:00";
+  j["binary"] = "../../usr/bin/env";
+  test::write_text(rec, j.dump());
+  expect_error([&] { ResultStore broken(d.file("out")); },
+               {rec + ": binary: expected a path inside the directory"});
+  test::write_text(rec, "{\"format\": \"uvmsim-sweep-bu");
+  expect_error([&] { ResultStore broken(d.file("out")); }, {rec + ": (file): not a JSON object"});
 }
 
 TEST(CheckRelation, ParsesAndEvaluatesWithMeasuredValues) {

@@ -78,6 +78,7 @@ def test_the_events_csv_as_a_dataframe(traces, tmp_path):
     assert ev.va[0] == int(first[3], 16) and ev.time_ns[0] == float(first[0])
 
 
+# Each of these is a usage error, which every uvmsim command exits with status 2.
 @pytest.mark.parametrize("kwargs, message, status", [
     (dict(knobs={"driver.nope": 1}),
      "uvmsim run: error: --set: driver.nope: unknown configuration key (uvmsim run --list-knobs "

@@ -5,8 +5,8 @@
 #include <boost/program_options/errors.hpp>
 
 #include "core/error.h"
-#include "core/one_line.h"
 #include "sim/cli/commands.h"
+#include "sim/sweep/identity.h"
 
 namespace uvmsim::cli {
 
@@ -30,11 +30,28 @@ const std::vector<Command>& commands() {
 }
 
 static void usage(std::ostream& out) {
-  out << "usage: uvmsim <command> [options]   (uvmsim <command> --help for details)\n\n"
+  out << "usage: uvmsim <command> [options]   (uvmsim <command> --help for details)\n"
+         "       uvmsim --version [--json]\n\n"
          "commands:\n";
   for (const auto& c : commands()) {
     out << "  " << c.name << std::string(10 - std::string(c.name).size(), ' ') << c.summary << "\n";
   }
+}
+
+// `uvmsim --version`: the identity every sweep result records (docs/sweeps.md).
+static int version(const Args& argv, std::ostream& out, std::ostream& err) {
+  const bool json = argv.size() == 3 && argv[2] == "--json";
+  if (argv.size() > 3 || (argv.size() == 3 && !json)) {
+    err << "uvmsim: error: --version takes no arguments but --json\n";
+    return 2;
+  }
+  const auto& b = sweep::this_build();
+  if (json)
+    out << b.to_json().dump(2) << "\n";
+  else
+    out << "uvmsim " << b.version << "\nsource revision " << b.revision << "\nbuild " << b.build_id
+        << "\n";
+  return 0;
 }
 
 int run_cli(const Args& argv, std::ostream& out, std::ostream& err) {
@@ -43,28 +60,39 @@ int run_cli(const Args& argv, std::ostream& out, std::ostream& err) {
     return argv.size() < 2 ? 2 : 0;
   }
   const std::string& name = argv[1];
-  for (const auto& c : commands()) {
-    if (name != c.name) continue;
-    Args rest(argv.begin() + 2, argv.end());
-    try {
-      return c.run(rest, out, err);
-    } catch (const UserError& e) {
-      err << "uvmsim " << name << ": error: " << one_line(e.what()) << "\n";
-      return is_usage_error(e) ? 2 : 1;
-    } catch (const boost::program_options::error& e) {
-      err << "uvmsim " << name << ": error: " << e.what() << " (see uvmsim " << name
-          << " --help)\n";
-      return 2;
-    } catch (const std::bad_alloc&) {
-      err << "uvmsim " << name << ": error: out of memory\n";
-      return 1;
-    } catch (const std::exception& e) {
-      err << "uvmsim " << name << ": internal error: " << one_line(e.what()) << "\n";
-      return 3;
+  // Every message below is one line, whatever the values it quotes contain (one_line()).
+  try {
+    if (name == "--version") return version(argv, out, err);
+    for (const auto& c : commands()) {
+      if (name != c.name) continue;
+      Args rest(argv.begin() + 2, argv.end());
+      try {
+        return c.run(rest, out, err);
+      } catch (const UsageError& e) {
+        err << "uvmsim " << name << ": error: " << e.what() << "\n";
+        return 2;
+      } catch (const UserError& e) {
+        err << "uvmsim " << name << ": error: " << e.what() << "\n";
+        return is_usage_error(e) ? 2 : 1;  // a bad flag value ("--set: ...") is a usage error
+      } catch (const boost::program_options::error& e) {
+        err << "uvmsim " << name << ": error: " << one_line(e.what()) << " (see uvmsim " << name
+            << " --help)\n";
+        return 2;
+      }
     }
+  } catch (const std::bad_alloc&) {
+    err << "uvmsim " << name << ": error: out of memory\n";
+    return 1;
+  } catch (const UserError& e) {
+    err << "uvmsim: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    // A bug, never bad input: every input error is a UserError (tests/test_run_errors.cpp).
+    err << "uvmsim " << one_line(name) << ": internal error: " << one_line(e.what()) << "\n";
+    return 3;
   }
-  err << "uvmsim: error: unknown command '" << name << "'\n";
-  usage(err);
+  err << "uvmsim: error: unknown command '" << one_line(name)
+      << "' (uvmsim --help lists the commands)\n";
   return 2;
 }
 

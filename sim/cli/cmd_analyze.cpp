@@ -4,9 +4,9 @@
 
 #include <boost/program_options.hpp>
 
+#include "core/error.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
-#include "core/error.h"
 #include "traces/analyze.h"
 #include "traces/trace.h"
 
@@ -37,7 +37,7 @@ int cmd_analyze(const Args& args, std::ostream& out, std::ostream& err) {
     return 0;
   }
   if (!vm.count("trace"))
-    throw UserError("analyze: a trace file is required (uvmsim analyze --help)");
+    throw UsageError("analyze: a trace file is required (uvmsim analyze --help)");
   const std::string path = vm["trace"].as<std::string>();
   trace::TraceReader reader(path);
   const trace::Hints h = trace::profile_hints(reader);

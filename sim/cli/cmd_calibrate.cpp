@@ -63,8 +63,8 @@ int cmd_import(const Args& args, std::ostream& out) {
   po::variables_map vm;
   if (!parse(args, desc, &pos, vm, out)) return 0;
   if (!vm.count("format") || !vm.count("input"))
-    throw UserError("calibrate import: expected FORMAT INPUT (see --help)");
-  if (!vm.count("output")) throw UserError("-o: required");
+    throw UsageError("calibrate import: expected FORMAT INPUT (see --help)");
+  if (!vm.count("output")) throw UsageError("-o: required");
   const std::string fmt = vm["format"].as<std::string>(), in = vm["input"].as<std::string>();
   meas::Measurement m;
   if (fmt == "nvprof")
@@ -74,8 +74,8 @@ int cmd_import(const Args& args, std::ostream& out) {
   else if (fmt == "auto")
     m = meas::load_any(in);
   else
-    throw UserError("calibrate import", "format",
-                    "expected nvprof, nsys or auto, got '" + fmt + "'");
+    throw UsageError("calibrate import", "format",
+                     "expected nvprof, nsys or auto, got '" + fmt + "'");
   if (vm.count("gpu-name") && m.header.gpu.empty()) m.header.gpu = vm["gpu-name"].as<std::string>();
   meas::write(vm["output"].as<std::string>(), m);
   std::map<std::string, std::size_t> counts;
@@ -97,7 +97,7 @@ int cmd_show(const Args& args, std::ostream& out) {
   pos.add("input", 1);
   po::variables_map vm;
   if (!parse(args, desc, &pos, vm, out)) return 0;
-  if (!vm.count("input")) throw UserError("calibrate show: expected a file");
+  if (!vm.count("input")) throw UsageError("calibrate show: expected a file");
   const auto m = meas::load_any(vm["input"].as<std::string>());
   const auto r = calib::from_measurement(m);
   nlohmann::json j;
@@ -159,7 +159,7 @@ int cmd_simulate(const Args& args, std::ostream& out) {
   po::variables_map vm;
   if (!parse(args, desc, nullptr, vm, out)) return 0;
   if (!vm.count("gpu") || !vm.count("trace") || !vm.count("output"))
-    throw UserError("calibrate simulate: --gpu, --trace and -o are required");
+    throw UsageError("calibrate simulate: --gpu, --trace and -o are required");
   SimConfig cfg = SimConfig::from_preset(vm["gpu"].as<std::string>());
   for (const auto& s : sets) cfg.set_from_string(s, "--set");
   const auto m = calib::simulated_measurement(cfg, vm["trace"].as<std::string>());
@@ -219,12 +219,12 @@ int cmd_calibrate(const Args& args, std::ostream& out, std::ostream& err) {
       "verbose,v", "list every residual");
   po::variables_map vm;
   if (!parse(args, desc, nullptr, vm, out)) return 0;
-  if (!vm.count("gpu")) throw UserError("--gpu: required (the base preset, e.g. gtx1080ti)");
-  if (measured.empty()) throw UserError("--measured: at least one measurement file is required");
+  if (!vm.count("gpu")) throw UsageError("--gpu: required (the base preset, e.g. gtx1080ti)");
+  if (measured.empty()) throw UsageError("--measured: at least one measurement file is required");
   if (traces.size() != measured.size())
-    throw UserError("--trace: " + std::to_string(traces.size()) + " trace(s) for " +
-                    std::to_string(measured.size()) +
-                    " measurement(s); give one per measurement, 'none' for copy-only files");
+    throw UsageError("--trace: " + std::to_string(traces.size()) + " trace(s) for " +
+                     std::to_string(measured.size()) +
+                     " measurement(s); give one per measurement, 'none' for copy-only files");
 
   const std::string gpu = vm["gpu"].as<std::string>();
   SimConfig base = SimConfig::from_preset(gpu);
@@ -254,7 +254,7 @@ int cmd_calibrate(const Args& args, std::ostream& out, std::ostream& err) {
         found = true;
       }
     }
-    if (!found) throw UserError("--holdout", h, "no measured run has this name or index");
+    if (!found) throw UsageError("--holdout", h, "no measured run has this name or index");
   }
 
   calib::Options opts;
@@ -266,12 +266,12 @@ int cmd_calibrate(const Args& args, std::ostream& out, std::ostream& err) {
   for (const auto& b : bounds) {
     const auto eq = b.find('='), colon = b.find(':', eq == std::string::npos ? 0 : eq);
     if (eq == std::string::npos || colon == std::string::npos)
-      throw UserError("--bound: expected KNOB=LO:HI, got '" + b + "'");
+      throw UsageError("--bound: expected KNOB=LO:HI, got '" + b + "'");
     try {
       opts.bounds[b.substr(0, eq)] = {std::stod(b.substr(eq + 1, colon - eq - 1)),
                                       std::stod(b.substr(colon + 1))};
     } catch (const std::exception&) {
-      throw UserError("--bound: expected numbers in KNOB=LO:HI, got '" + b + "'");
+      throw UsageError("--bound: expected numbers in KNOB=LO:HI, got '" + b + "'");
     }
   }
   opts.max_evals = vm["max-evals"].as<unsigned>();

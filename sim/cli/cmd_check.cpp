@@ -10,11 +10,12 @@
 
 #include <boost/program_options.hpp>
 
+#include "core/error.h"
 #include "sim/check/expectations.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
-#include "core/error.h"
 #include "sim/sweep/files.h"
+#include "sim/sweep/identity.h"
 #include "sim/sweep/process.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/table.h"
@@ -39,12 +40,12 @@ std::vector<fs::path> expand_paths(const std::vector<std::string>& args) {
       for (const auto& e : fs::directory_iterator(a, ec))
         if (e.is_regular_file() && e.path().extension() == ".json") in_dir.push_back(e.path());
       std::sort(in_dir.begin(), in_dir.end());
-      if (in_dir.empty()) throw UserError(a + ": no *.json expectation files in this directory");
+      if (in_dir.empty()) throw UsageError(a + ": no *.json expectation files in this directory");
       files.insert(files.end(), in_dir.begin(), in_dir.end());
     } else if (fs::exists(a, ec)) {
       files.emplace_back(a);
     } else {
-      throw UserError(a + ": no such file or directory");
+      throw UsageError(a + ": no such file or directory");
     }
   }
   return files;
@@ -112,11 +113,13 @@ int cmd_check(const Args& args, std::ostream& out, std::ostream& err) {
       "usage: uvmsim check EXPECTATIONS... [--update] [--jobs N] [options]\n\n"
       "Runs the runs of expectation files (or of every *.json in a directory) in parallel and\n"
       "checks their recorded values (exact, or within a tolerance) and the relations between\n"
-      "runs; prints a pass/fail table and exits 1 if anything fails. --update rewrites the\n"
+      "runs; prints every failure and a summary (-v: the whole table) and exits 1 if anything\n"
+      "fails. --update rewrites the\n"
       "recorded values with the measured ones (relations are kept and still checked).\n"
       "Format: docs/check.md; the project's suite: configs/expectations/.\n\noptions");
   std::vector<std::string> files, sets, only;
   desc.add_options()("help,h", "show this help")(
+      "verbose,v", "print every check with its expected and measured value, not only failures")(
       "update", "record the measured values in the files (after an intended change)")(
       "jobs,j", po::value<unsigned>(), "parallel runs (default: every CPU)")(
       "set", po::value<std::vector<std::string>>(&sets)->composing(),
@@ -136,24 +139,27 @@ int cmd_check(const Args& args, std::ostream& out, std::ostream& err) {
     out << desc << "\n";
     return 0;
   }
-  if (files.empty()) throw UserError("missing expectation file or directory (uvmsim check FILE)");
-  const bool update = vm.count("update") > 0;
+  if (files.empty()) throw UsageError("missing expectation file or directory (uvmsim check FILE)");
+  const bool update = vm.count("update") > 0, verbose = vm.count("verbose") > 0;
 
   ExecOptions opts;
   if (vm.count("jobs")) {
     opts.jobs = vm["jobs"].as<unsigned>();
-    if (opts.jobs == 0) throw UserError("--jobs: must be at least 1");
+    if (opts.jobs == 0) throw UsageError("--jobs: must be at least 1");
   }
-  opts.progress = parse_progress_mode(vm["progress"].as<std::string>(), err);
+  opts.progress =
+      as_usage([&] { return parse_progress_mode(vm["progress"].as<std::string>(), err); });
   opts.rerun = true;  // a regression check always simulates with the current binary
   if (vm.count("worker-bin")) opts.worker_bin = vm["worker-bin"].as<std::string>();
 
+  // The expectation files are what the user asked to check: an error in one is a usage error.
   std::vector<ExpectationFile> exps;
-  for (const auto& p : expand_paths(files)) exps.push_back(ExpectationFile::load(p, sets));
+  for (const auto& p : expand_paths(files))
+    exps.push_back(as_usage([&] { return ExpectationFile::load(p, sets); }));
   for (const auto& o : only) {
     const bool known = std::any_of(exps.begin(), exps.end(),
                                    [&](const ExpectationFile& f) { return f.find_run(o); });
-    if (!known) throw UserError("--only: no run named '" + o + "'");
+    if (!known) throw UsageError("--only: no run named '" + o + "'");
   }
   auto selected = [&](const std::string& run) {
     return only.empty() || std::find(only.begin(), only.end(), run) != only.end();
@@ -173,7 +179,7 @@ int cmd_check(const Args& args, std::ostream& out, std::ostream& err) {
     for (const auto& r : f.runs) {
       if (!selected(r.name)) continue;
       const std::string where = f.path.string() + ": runs." + r.name;
-      const SimConfig cfg = r.settings.resolve(where);
+      const SimConfig cfg = as_usage([&] { return r.settings.resolve(where); });
       ordered_json axes;
       axes["file"] = f.path.string();
       axes["run"] = r.name;
@@ -185,6 +191,9 @@ int cmd_check(const Args& args, std::ostream& out, std::ostream& err) {
   }
   std::vector<const PointSpec*> todo;
   for (const auto& p : points) todo.push_back(&p);
+  // Every run is simulated afresh by one pinned copy of the binary: the results compared are
+  // all of one build.
+  opts.worker_bin = pin_worker_binary(store, points, opts.worker_bin, /*rerun=*/true, err);
   if (opts.progress != ProgressMode::None)
     err << "check: " << points.size() << " run(s) from " << exps.size() << " file(s)\n";
   if (const int sig = prepare_traces(workloads, todo, store, opts, err)) return 128 + sig;
@@ -193,6 +202,7 @@ int cmd_check(const Args& args, std::ostream& out, std::ostream& err) {
     err << "uvmsim check: interrupted\n";
     return 128 + sum.signal;
   }
+  if (!sum.output_error.empty()) throw OutputError(sum.output_error + "; the check stopped");
 
   std::vector<std::string> failures;
   std::size_t passed = 0, failed = 0;
@@ -216,7 +226,6 @@ int cmd_check(const Args& args, std::ostream& out, std::ostream& err) {
       return m == it->second.end() ? json(nullptr) : m->second;
     };
 
-    out << f.path.string() << (f.description.empty() ? "" : ": " + f.description) << "\n";
     std::vector<Row> rows;
     std::size_t changed = 0;
     for (const auto& r : f.runs) {
@@ -290,14 +299,21 @@ int cmd_check(const Args& args, std::ostream& out, std::ostream& err) {
                            (rel.why.empty() ? "" : " (" + rel.why + ")"));
       }
     }
-    print_table(out, rows);
+    if (verbose) {
+      out << f.path.string() << (f.description.empty() ? "" : ": " + f.description) << "\n";
+      print_table(out, rows);
+    }
     if (update && changed) {
       write_atomic(f.path, compact_dump(f.doc) + "\n");
-      out << "  updated " << changed << " recorded value(s) in " << f.path.string() << "\n";
+      out << (verbose ? "  " : "") << "updated " << changed << " recorded value(s) in "
+          << f.path.string() << "\n";
     }
-    out << "\n";
+    if (verbose) out << "\n";
   }
   for (const auto& m : failures) out << "FAILED: " << m << "\n";
+  const auto& pin = *store.pinned();
+  const auto who = BuildIdentity::from_json(pin.identity);
+  out << "check: simulated by " << (who ? who->text() : "build " + pin.build_id) << "\n";
   out << "check: " << passed << " passed, " << failed << " failed\n";
   return failed ? 1 : 0;
 }

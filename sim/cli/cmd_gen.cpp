@@ -39,12 +39,12 @@ void print_list(std::ostream& out) {
 std::uint64_t parse_seed(const std::string& text) {
   if (text.empty() || text.size() > 20 ||
       text.find_first_not_of("0123456789") != std::string::npos) {
-    throw UserError("--seed: invalid value '" + text + "' (expected a non-negative integer)");
+    throw UsageError("--seed: invalid value '" + text + "' (expected a non-negative integer)");
   }
   try {
     return std::stoull(text);
   } catch (const std::out_of_range&) {
-    throw UserError("--seed: value '" + text + "' does not fit in 64 bits");
+    throw UsageError("--seed: value '" + text + "' does not fit in 64 bits");
   }
 }
 
@@ -85,15 +85,17 @@ int cmd_gen(const Args& args, std::ostream& out, std::ostream& /*err*/) {
     print_list(out);
     return 0;
   }
-  if (!vm.count("generator")) throw UserError("missing generator name (see uvmsim gen --list)");
-  if (!vm.count("output")) throw UserError("missing output file (-o FILE)");
+  if (!vm.count("generator")) throw UsageError("missing generator name (see uvmsim gen --list)");
+  if (!vm.count("output")) throw UsageError("missing output file (-o FILE)");
   const std::string name = vm["generator"].as<std::string>();
   const std::string output = vm["output"].as<std::string>();
   const gen::Generator* g = gen::find_generator(name);
-  const std::uint64_t footprint = vm.count("footprint")
-                                      ? parse_size(vm["footprint"].as<std::string>(), "--footprint")
-                                  : g != nullptr ? g->default_footprint
-                                                 : 0;  // an unknown name is reported by generate()
+  if (g == nullptr)
+    throw UsageError("unknown generator '" + name + "' (uvmsim gen --list shows them all)");
+  const std::uint64_t footprint =
+      vm.count("footprint")
+          ? as_usage([&] { return parse_size(vm["footprint"].as<std::string>(), "--footprint"); })
+          : g->default_footprint;
   const std::uint64_t seed = parse_seed(vm["seed"].as<std::string>());
 
   gen::ParamMap params;
@@ -101,26 +103,35 @@ int cmd_gen(const Args& args, std::ostream& out, std::ostream& /*err*/) {
     for (const std::string& kv : vm["param"].as<std::vector<std::string>>()) {
       const auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) {
-        throw UserError("--param '" + kv + "': expected KEY=VALUE");
+        throw UsageError("--param '" + kv + "': expected KEY=VALUE");
       }
       const std::string key = kv.substr(0, eq);
       if (!params.emplace(key, kv.substr(eq + 1)).second) {
-        throw UserError("--param " + key + ": given more than once");
+        throw UsageError("--param " + key + ": given more than once");
       }
     }
   }
 
   trace::WriterOptions opts;
-  opts.chunk_raw_bytes = parse_size(vm["chunk-size"].as<std::string>(), "--chunk-size");
-  if (opts.chunk_raw_bytes == 0) throw UserError("--chunk-size: must be positive");
+  opts.chunk_raw_bytes =
+      as_usage([&] { return parse_size(vm["chunk-size"].as<std::string>(), "--chunk-size"); });
+  if (opts.chunk_raw_bytes == 0) throw UsageError("--chunk-size: must be positive");
   opts.zstd_level = vm["zstd-level"].as<int>();
   if (opts.zstd_level < 1 || opts.zstd_level > 19) {
-    throw UserError("--zstd-level: " + std::to_string(opts.zstd_level) + " is not in 1..19");
+    throw UsageError("--zstd-level: " + std::to_string(opts.zstd_level) + " is not in 1..19");
   }
   opts.fold_repeats = vm.count("no-fold") == 0;
 
   const auto start = std::chrono::steady_clock::now();
-  gen::generate(name, footprint, params, seed, output, opts);
+  try {
+    gen::generate(name, footprint, params, seed, output, opts);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const UserError& e) {
+    // generate() checks the parameters before it writes anything; their errors name the option.
+    if (std::string(e.what()).rfind("--param ", 0) == 0) throw UsageError(e.what());
+    throw;
+  }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

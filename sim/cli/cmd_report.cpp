@@ -12,6 +12,7 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
 #include "sim/sweep/process.h"
+#include "sim/sweep/table.h"
 
 namespace uvmsim::cli {
 
@@ -71,7 +72,7 @@ int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
     out << desc << "\n";
     return 0;
   }
-  if (!vm.count("dir")) throw UserError("missing sweep directory (uvmsim report DIR)");
+  if (!vm.count("dir")) throw UsageError("missing sweep directory (uvmsim report DIR)");
   const fs::path dir = vm["dir"].as<std::string>();
   std::error_code ec;
   // A regular file is the output of `uvmsim validate --json`; the script checks its format.
@@ -81,6 +82,20 @@ int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
   if (!validation && !fs::exists(dir / "results.csv", ec))
     throw UserError((dir / "results.csv").string() + ": not found (run `uvmsim sweep SPEC --out " +
                     dir.string() + "` first)");
+  // One table, one binary: figures that compare policies must not compare builds as well.
+  if (!validation) {
+  const auto builds = sweep::result_builds(dir / "results.csv");
+  if (builds && builds->size() > 1) {
+    std::string list;
+    for (const auto& [id, n] : *builds)
+      list += (list.empty() ? "" : ", ") + (id.empty() ? std::string("(none)") : id) + ": " +
+              std::to_string(n) + " point(s)";
+    throw UserError((dir / "results.csv").string() + ": build: the results were computed by " +
+                    std::to_string(builds->size()) + " different builds (" + list +
+                    "); rerun the sweep with one binary (uvmsim sweep SPEC --out " + dir.string() +
+                    " --rerun) before drawing them");
+  }
+  }
   const fs::path report = vm.count("out") ? fs::path(vm["out"].as<std::string>())
                           : validation    ? dir.parent_path() / (dir.stem().string() + "-report")
                                           : dir / "report";
@@ -104,6 +119,12 @@ int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
   if (!r.status.ok())
     throw UserError(script.string() + ": " + r.status.describe() + ": " + last_line(r.output));
   out << r.output;
+  if (!builds)
+    out << "report: note: " << (dir / "results.csv").string()
+        << " has no build column (written by an older uvmsim): whether one binary computed "
+           "every point is not known\n";
+  else if (builds->size() == 1)
+    out << "report: results of build " << builds->begin()->first << "\n";
   out << "report: " << (report / "index.html").string() << "\n";
   return 0;
 }

@@ -1,9 +1,12 @@
 // `uvmsim run`: simulate one trace on one GPU configuration.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <boost/program_options.hpp>
@@ -16,6 +19,8 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/knob_list.h"
 #include "sim/simulator.h"
+#include "sim/sweep/files.h"
+#include "sim/sweep/point.h"
 
 namespace uvmsim::cli {
 
@@ -125,8 +130,10 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
       "given too override it")("set", po::value<std::vector<std::string>>(&sets)->composing(),
                                "override a knob: --set KEY=VALUE (repeatable; see --list-knobs)")(
       "seed", po::value<std::uint64_t>(), "seed for randomised policies (engine.seed)")(
-      "stats-out", po::value<std::string>(), "write statistics + resolved config as JSON")(
-      "events-out", po::value<std::string>(), "write batches/migrations/evictions as CSV")(
+      "stats-out", po::value<std::string>(),
+      "write statistics + resolved config as JSON (complete or not at all: written to a "
+      "temporary and renamed)")("events-out", po::value<std::string>(),
+                                "write batches/migrations/evictions as CSV (likewise)")(
       "quiet,q", "print only the throughput line")(
       "list-knobs", "list every configuration knob (the engine's and the policies')")(
       "format", po::value<std::string>()->default_value("text"),
@@ -142,52 +149,71 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
     print_knobs(out, vm["format"].as<std::string>());
     return 0;
   }
-  if (!vm.count("gpu")) throw UserError("--gpu: required (e.g. --gpu gtx1080ti)");
-  if (!vm.count("trace")) throw UserError("--trace: required");
+  if (!vm.count("gpu")) throw UsageError("--gpu: required (e.g. --gpu gtx1080ti)");
+  if (!vm.count("trace")) throw UsageError("--trace: required");
 
-  SimConfig cfg = SimConfig::from_preset(vm["gpu"].as<std::string>());
-  if (vm.count("policy-preset"))
-    apply_policy_preset(cfg, vm["policy-preset"].as<std::string>(), "--policy-preset");
-  if (vm.count("eviction"))
-    cfg.set("engine.eviction", vm["eviction"].as<std::string>(), "--eviction");
-  if (vm.count("prefetch"))
-    cfg.set("engine.prefetch", vm["prefetch"].as<std::string>(), "--prefetch");
-  if (vm.count("placement"))
-    cfg.set("engine.placement", vm["placement"].as<std::string>(), "--placement");
-  if (vm.count("seed")) cfg.set("engine.seed", vm["seed"].as<std::uint64_t>(), "--seed");
-  if (vm.count("hints")) cfg.set("engine.hints", vm["hints"].as<std::string>(), "--hints");
-  for (const auto& s : sets) cfg.set_from_string(s, "--set");
-  validate_policy_params(cfg);  // before the (possibly long) run
+  // The configuration is what the user asked for: an unknown preset or knob, a bad value, an
+  // unregistered policy is a usage error (exit 2). The trace is data (a bad one exits 1).
+  const SimConfig cfg = as_usage([&] {
+    SimConfig c = SimConfig::from_preset(vm["gpu"].as<std::string>());
+    if (vm.count("policy-preset"))
+      apply_policy_preset(c, vm["policy-preset"].as<std::string>(), "--policy-preset");
+    if (vm.count("eviction"))
+      c.set("engine.eviction", vm["eviction"].as<std::string>(), "--eviction");
+    if (vm.count("prefetch"))
+      c.set("engine.prefetch", vm["prefetch"].as<std::string>(), "--prefetch");
+    if (vm.count("placement"))
+      c.set("engine.placement", vm["placement"].as<std::string>(), "--placement");
+    if (vm.count("seed")) c.set("engine.seed", vm["seed"].as<std::uint64_t>(), "--seed");
+    if (vm.count("hints")) c.set("engine.hints", vm["hints"].as<std::string>(), "--hints");
+    for (const auto& s : sets) c.set_from_string(s, "--set");
+    sweep::check_policy_names(c, "");  // before the trace is read
+    validate_policy_params(c);         // before the (possibly long) run
+    return c;
+  });
 
   RunOptions opts;
   opts.trace = vm["trace"].as<std::string>();
   if (vm.count("oversub") && vm.count("hbm"))
-    throw UserError("--oversub: cannot be combined with --hbm");
+    throw UsageError("--oversub: cannot be combined with --hbm");
   if (vm.count("oversub")) {
     const double p = vm["oversub"].as<double>();
     if (!(p >= 0 && p <= 100000))
-      throw UserError("--oversub: value must be in [0, 100000], got " + std::to_string(p));
+      throw UsageError("--oversub: value must be in [0, 100000], got " + std::to_string(p));
     opts.oversub_pct = p;
   }
-  if (vm.count("hbm")) opts.hbm_bytes = parse_size(vm["hbm"].as<std::string>(), "--hbm");
-  if (vm.count("events-out")) opts.events_out = vm["events-out"].as<std::string>();
+  if (vm.count("hbm"))
+    opts.hbm_bytes = as_usage([&] { return parse_size(vm["hbm"].as<std::string>(), "--hbm"); });
 
-  // Open the stats file before simulating so a bad path fails fast, not after a long run.
-  std::ofstream stats_file;
-  if (vm.count("stats-out")) {
-    stats_file.open(vm["stats-out"].as<std::string>());
-    if (!stats_file)
-      throw UserError(vm["stats-out"].as<std::string>() + ": --stats-out: cannot open for writing");
+  // Outputs are written under temporary names and renamed only once complete, so a full disk or
+  // a failed run never leaves a truncated file under the name asked for. The temporaries are
+  // created now: a bad path fails at once, not after a long run.
+  std::optional<sweep::AtomicFile> stats_file, events_file;
+  if (vm.count("stats-out")) stats_file.emplace(vm["stats-out"].as<std::string>(), "--stats-out");
+  if (vm.count("events-out")) {
+    events_file.emplace(vm["events-out"].as<std::string>(), "--events-out");
+    opts.events_out = events_file->temp_path().string();
   }
 
   Simulator sim(cfg, opts);
-  sim.run();
+  try {
+    sim.run();
+  } catch (const UserError& e) {
+    // The event log names the file it writes, the temporary: report the output asked for.
+    const int saved = errno;
+    if (!events_file) throw;
+    std::string msg = e.what();
+    const std::string tmp = events_file->temp_path().string();
+    if (msg.rfind(tmp + ":", 0) != 0) throw;
+    // errno still holds the failed write's reason when it is one of these.
+    const bool known = saved == ENOSPC || saved == EDQUOT || saved == EFBIG || saved == EIO;
+    events_file->fail(known ? std::strerror(saved) : "");
+  }
   const nlohmann::json j = sim.to_json();
-  if (stats_file.is_open()) {
-    stats_file << j.dump(2) << "\n";
-    stats_file.close();
-    if (!stats_file)
-      throw UserError(vm["stats-out"].as<std::string>() + ": --stats-out: write failed");
+  if (events_file) events_file->commit();
+  if (stats_file) {
+    stats_file->write(j.dump(2) + "\n");
+    stats_file->commit();
   }
   if (vm.count("quiet")) {
     out << "throughput: " << sim.stats().accesses << " accesses in " << sim.stats().wall_seconds

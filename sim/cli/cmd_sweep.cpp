@@ -1,14 +1,16 @@
 // `uvmsim sweep SPEC`: run the cartesian product of a sweep specification on local cores or as a
 // Slurm job array, resumably, and aggregate the results (docs/sweeps.md).
+#include <cmath>
 #include <iostream>
 #include <iterator>
 #include <set>
 
 #include <boost/program_options.hpp>
 
-#include "sim/cli/commands.h"
 #include "core/error.h"
+#include "sim/cli/commands.h"
 #include "sim/sweep/files.h"
+#include "sim/sweep/identity.h"
 #include "sim/sweep/process.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/slurm.h"
@@ -25,18 +27,39 @@ using namespace uvmsim::sweep;
 
 namespace {
 
+// "90", "90s", "30m", "2h" -> seconds; a UsageError naming `opt` otherwise.
+double parse_duration(const std::string& text, const std::string& opt) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = used ? text.substr(used) : "";
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  if (!used || scale == 0 || !std::isfinite(v) || v <= 0 || v * scale > 1e8)
+    throw UsageError(opt + ": expected a positive duration such as 90, 90s, 30m or 2h, got '" +
+                     text + "'");
+  return v * scale;
+}
+
 int worker_main(const po::variables_map& vm, std::ostream& err) {
   const fs::path out = vm["worker"].as<std::string>();
+  WorkerOptions wo;
+  wo.rerun = vm.count("rerun") > 0;
+  if (vm.count("point-timeout"))
+    wo.point_timeout = parse_duration(vm["point-timeout"].as<std::string>(), "--point-timeout");
   json descs;
   if (vm.count("tasks")) {
-    if (!vm.count("task")) throw UserError("--tasks: needs --task N");
+    if (!vm.count("task")) throw UsageError("--tasks: needs --task N");
     descs = read_task(vm["tasks"].as<std::string>(), vm["task"].as<std::size_t>());
   } else {
     const std::string in{std::istreambuf_iterator<char>(std::cin), {}};
     descs = json::parse(in, nullptr, false);
     if (descs.is_discarded()) throw UserError("sweep worker: standard input is not valid JSON");
   }
-  return run_worker(descs, out, vm.count("rerun") > 0, err);
+  return run_worker(descs, out, wo, err);
 }
 
 void write_meta(const SweepSpec& spec, const std::vector<PointSpec>& points,
@@ -77,8 +100,11 @@ int cmd_sweep(const Args& args, std::ostream& out, std::ostream& err) {
       "retry-failed", "run only the points whose last attempt failed")(
       "rerun", "recompute points that already have a result")(
       "collect", "run nothing; rebuild results.csv from the results present")(
+      "point-timeout", po::value<std::string>(),
+      "stop a point after this much wall time and fail it (e.g. 600, 30m, 2h; default: none)")(
       "worker-bin", po::value<std::string>(),
-      "uvmsim binary the workers run (default: $UVMSIM_BIN, else this executable)");
+      "uvmsim binary the points run with, copied into DIR/bin (default: $UVMSIM_BIN, else this "
+      "executable)");
   po::options_description slurm_opts("Slurm backend (--backend slurm)");
   slurm_opts.add_options()("detach", "submit and return without waiting")(
       "slurm-partition", po::value<std::string>(), "partition (-p)")(
@@ -113,28 +139,37 @@ int cmd_sweep(const Args& args, std::ostream& out, std::ostream& err) {
            "error, 128+N interrupted by signal N (finished results are kept).\n";
     return 0;
   }
-  if (vm.count("worker")) return worker_main(vm, err);
-  if (!vm.count("spec")) throw UserError("missing sweep specification (uvmsim sweep SPEC)");
+  if (vm.count("worker")) {
+    const int rc = worker_main(vm, err);
+    if (rc == kWorkerOutputError) err.flush();
+    return rc;
+  }
+  if (!vm.count("spec")) throw UsageError("missing sweep specification (uvmsim sweep SPEC)");
 
   const std::string backend = vm["backend"].as<std::string>();
   if (backend != "local" && backend != "slurm")
-    throw UserError("--backend: expected local or slurm, got '" + backend + "'");
+    throw UsageError("--backend: expected local or slurm, got '" + backend + "'");
   ExecOptions opts;
   if (vm.count("jobs")) {
     opts.jobs = vm["jobs"].as<unsigned>();
-    if (opts.jobs == 0) throw UserError("--jobs: must be at least 1");
+    if (opts.jobs == 0) throw UsageError("--jobs: must be at least 1");
   }
-  opts.progress = parse_progress_mode(vm["progress"].as<std::string>(), err);
+  opts.progress =
+      as_usage([&] { return parse_progress_mode(vm["progress"].as<std::string>(), err); });
   opts.rerun = vm.count("rerun") > 0;
   if (vm.count("worker-bin")) opts.worker_bin = vm["worker-bin"].as<std::string>();
+  if (vm.count("point-timeout"))
+    opts.point_timeout = parse_duration(vm["point-timeout"].as<std::string>(), "--point-timeout");
 
-  const SweepSpec spec = SweepSpec::load(vm["spec"].as<std::string>());
+  // The spec is what the user asked for: every error in it is a usage error (exit 2), found
+  // before anything runs.
+  const SweepSpec spec = as_usage([&] { return SweepSpec::load(vm["spec"].as<std::string>()); });
   const fs::path dir =
       vm.count("out") ? fs::path(vm["out"].as<std::string>()) : fs::path("sweeps") / spec.name;
   ResultStore store(dir);
   DirLock lock(store.dir());
   store.remove_stale_temp_files();
-  const std::vector<PointSpec> points = spec.expand(store.trace_dir());
+  const std::vector<PointSpec> points = as_usage([&] { return spec.expand(store.trace_dir()); });
   const fs::path csv = store.dir() / "results.csv";
 
   if (vm.count("list")) {
@@ -159,7 +194,7 @@ int cmd_sweep(const Args& args, std::ostream& out, std::ostream& err) {
       }
     for (const auto& w : want)
       if (!seen.count(w))
-        throw UserError("--only: no point has id or label '" + w + "' (uvmsim sweep SPEC --list)");
+        throw UsageError("--only: no point has id or label '" + w + "' (uvmsim sweep SPEC --list)");
   } else if (vm.count("retry-failed")) {
     for (const auto& p : points)
       if (!store.load_result(p) && store.load_failure(p.id)) selected.push_back(p);
@@ -182,11 +217,25 @@ int cmd_sweep(const Args& args, std::ostream& out, std::ostream& err) {
                       " is still writing results here; wait for it (--backend slurm) or scancel " +
                       job);
   }
-  const auto todo = pending_points(selected, store, opts.rerun);
+  // Every point of the directory is computed by one pinned copy of the binary (docs/sweeps.md,
+  // "Build identity"); nothing to run needs no pin.
+  auto todo = pending_points(selected, store, opts.rerun);
+  if (!todo.empty()) {
+    opts.worker_bin = pin_worker_binary(store, points, opts.worker_bin, opts.rerun, err);
+    todo = pending_points(selected, store, opts.rerun);
+  } else if (store.pinned()) {
+    const std::string mine =
+        build_id_of(opts.worker_bin.empty() ? worker_binary() : opts.worker_bin);
+    if (mine != store.pinned()->build_id)
+      err << "note: every selected point has a result of build " << store.pinned()->build_id
+          << "; this run's binary is build " << mine << " (--rerun recomputes them with it)\n";
+  }
   if (opts.progress != ProgressMode::None)
     err << "sweep " << spec.name << ": " << selected.size() << " point(s), "
         << selected.size() - todo.size() << " already finished, " << todo.size() << " to run ("
-        << backend << ")\n";
+        << backend
+        << (store.pinned() ? ", build " + short_build_id(store.pinned()->build_id) : std::string())
+        << ")\n";
 
   ExecSummary sum;
   sum.total = selected.size();
@@ -211,12 +260,13 @@ int cmd_sweep(const Args& args, std::ostream& out, std::ostream& err) {
       so.cpus_per_task = vm["slurm-cpus-per-task"].as<unsigned>();
       so.chunk = vm["slurm-chunk"].as<std::size_t>();
       so.max_array = vm["slurm-max-array"].as<std::size_t>();
-      if (so.max_array == 0) throw UserError("--slurm-max-array: must be at least 1");
+      if (so.max_array == 0) throw UsageError("--slurm-max-array: must be at least 1");
       so.max_running = vm["slurm-max-running"].as<unsigned>();
       so.extra = slurm_extra;
       so.detach = vm.count("detach") > 0;
       so.poll_seconds = vm["slurm-poll"].as<double>();
-      if (!(so.poll_seconds > 0)) throw UserError("--slurm-poll: must be positive");
+      if (!(so.poll_seconds > 0 && so.poll_seconds <= 3600))
+        throw UsageError("--slurm-poll: expected seconds in (0, 3600]");
       so.job_name = "uvmsim-" + spec.name;
       so.rerun = opts.rerun;
       sum = run_slurm(todo, store, so, opts, selected.size(), out, err);
@@ -224,6 +274,10 @@ int cmd_sweep(const Args& args, std::ostream& out, std::ostream& err) {
     }
   }
 
+  if (!sum.output_error.empty())
+    throw OutputError(sum.output_error + "; the sweep stopped: " + std::to_string(sum.ok) +
+                      " point(s) finished now and every earlier result are kept; make room and "
+                      "rerun the same command to resume");
   const std::size_t rows = write_results_csv(spec.axis_names(), spec.baseline, points, store, csv);
   out << "sweep " << spec.name << ": " << sum.total << " point(s): " << sum.ok << " finished now, "
       << sum.skipped << " already done, " << sum.failures.size() << " failed";

@@ -261,8 +261,8 @@ std::uint64_t parse_count(const std::string& text, const char* opt, std::uint64_
     } catch (const std::out_of_range&) {
     }
   }
-  throw UserError(std::string(opt) + ": invalid value '" + text + "' (expected an integer in 0.." +
-                  std::to_string(max) + ")");
+  throw UsageError(std::string(opt) + ": invalid value '" + text + "' (expected an integer in 0.." +
+                   std::to_string(max) + ")");
 }
 
 struct DumpOptions {
@@ -349,14 +349,14 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& err) {
     return 0;
   }
   if (!vm.count("action"))
-    throw UserError("missing action: info, dump, hints or import (see uvmsim trace --help)");
+    throw UsageError("missing action: info, dump, hints or import (see uvmsim trace --help)");
   const std::string action = vm["action"].as<std::string>();
   if (action != "info" && action != "dump" && action != "hints") {
-    throw UserError("unknown action '" + action + "' (expected info, dump, hints or import)");
+    throw UsageError("unknown action '" + action + "' (expected info, dump, hints or import)");
   }
-  if (!vm.count("file")) throw UserError("missing trace file");
+  if (!vm.count("file")) throw UsageError("missing trace file");
   const std::string file = vm["file"].as<std::string>();
-  if (vm.count("output") && action != "hints") throw UserError("-o: only applies to trace hints");
+  if (vm.count("output") && action != "hints") throw UsageError("-o: only applies to trace hints");
 
   if (action == "hints") {
     trace::TraceReader reader(file);
@@ -372,9 +372,9 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& err) {
 
   if (action == "info") {
     for (const char* opt : {"launch", "host-only"}) {
-      if (vm.count(opt)) throw UserError(std::string("--") + opt + ": only applies to trace dump");
+      if (vm.count(opt)) throw UsageError(std::string("--") + opt + ": only applies to trace dump");
     }
-    if (!vm["limit"].defaulted()) throw UserError("--limit: only applies to trace dump");
+    if (!vm["limit"].defaulted()) throw UsageError("--limit: only applies to trace dump");
     trace::TraceReader reader(file);
     const json j = collect_info(reader);
     if (vm.count("json")) {
@@ -385,7 +385,7 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& err) {
     return 0;
   }
 
-  if (vm.count("json")) throw UserError("--json: only applies to trace info");
+  if (vm.count("json")) throw UsageError("--json: only applies to trace info");
   DumpOptions o;
   o.limit = parse_count(vm["limit"].as<std::string>(), "--limit", ~std::uint64_t{0});
   o.host_only = vm.count("host-only") > 0;
@@ -393,7 +393,7 @@ int cmd_trace(const Args& args, std::ostream& out, std::ostream& err) {
     o.launch = static_cast<std::uint32_t>(
         parse_count(vm["launch"].as<std::string>(), "--launch", 0xffffffffu));
   }
-  if (o.launch && o.host_only) throw UserError("--launch and --host-only exclude each other");
+  if (o.launch && o.host_only) throw UsageError("--launch and --host-only exclude each other");
   trace::TraceReader reader(file);
   if (o.launch && *o.launch >= reader.launches().size()) {
     throw UserError(file, "--launch",

@@ -11,8 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-
-#include "core/error.h"
+#include <vector>
 
 namespace uvmsim::sweep {
 
@@ -83,28 +82,61 @@ std::string time_now(const char* fmt, bool utc) {
   return std::string(buf, std::strftime(buf, sizeof buf, fmt, &tm));
 }
 
-void write_atomic(const fs::path& path, std::string_view content) {
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+AtomicFile::AtomicFile(fs::path target, std::string what)
+    : target_(std::move(target)), what_(std::move(what)) {
+  const fs::path dir = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
   std::string name = ".";
-  name.append(path.filename().string()).append(".").append(host_name());
+  name.append(target_.filename().string()).append(".").append(host_name());
   name.append(".").append(std::to_string(::getpid())).append(".tmp");
-  const fs::path tmp = dir / name;
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw UserError(path.string() + ": cannot create (" + errno_text() + ")");
-  const bool ok = write_all(fd, content) && ::fsync(fd) == 0;
-  const std::string why = ok ? "" : errno_text();
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string msg = ok ? errno_text() : why;
-    ::unlink(tmp.c_str());
-    throw UserError(path.string() + ": write failed (" + msg + ")");
-  }
+  temp_ = dir / name;
+  fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    throw OutputError(target_.string() + ": " + (what_.empty() ? "" : what_ + ": ") +
+                      "cannot create (" + errno_text() + ")");
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(temp_.c_str());
+}
+
+void AtomicFile::fail(const std::string& why) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(temp_.c_str());
+  committed_ = true;  // nothing left to remove
+  throw OutputError(target_.string() + ": " + (what_.empty() ? "" : what_ + ": ") + "write failed" +
+                    (why.empty() ? "" : " (" + why + ")"));
+}
+
+void AtomicFile::write(std::string_view data) {
+  if (fd_ < 0) fail("already closed");
+  if (!write_all(fd_, data)) fail(errno_text());
+}
+
+void AtomicFile::commit() {
+  if (fd_ < 0) fail("already closed");
+  // fsync reports what a delayed allocation could not write (ENOSPC, EIO) before the rename
+  // makes the file visible under its name.
+  if (::fsync(fd_) != 0) fail(errno_text());
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail(errno_text());
+  if (::rename(temp_.c_str(), target_.c_str()) != 0) fail(errno_text());
+  committed_ = true;
   // Make the rename itself durable; a failure here leaves a complete file, so it is not an error.
+  const fs::path dir = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
   }
+}
+
+void write_atomic(const fs::path& path, std::string_view content) {
+  AtomicFile f(path);
+  f.write(content);
+  f.commit();
 }
 
 bool is_temp_file(const fs::path& p) {
@@ -142,6 +174,71 @@ std::string read_file(const fs::path& p) {
   std::string s{std::istreambuf_iterator<char>(in), {}};
   if (in.bad()) throw UserError(p.string() + ": read failed");
   return s;
+}
+
+nlohmann::ordered_json parse_json(const std::string& text, const std::string& where,
+                                  bool comments) {
+  using nlohmann::ordered_json;
+  // The parser reports a number overflow without a position: a callback keeps the path to the
+  // value being parsed, so the error can name the field.
+  struct Frame {
+    bool array;
+    std::string key;
+    std::size_t index = 0;
+  };
+  std::vector<Frame> path;
+  auto field = [&] {
+    std::string f;
+    for (const auto& fr : path) {
+      if (fr.array) {
+        f += '[';
+        f += std::to_string(fr.index);
+        f += ']';
+      } else if (!fr.key.empty()) {
+        if (!f.empty()) f += '.';
+        f += fr.key;
+      }
+    }
+    return f.empty() ? std::string("(top level)") : f;
+  };
+  auto value_done = [&] {
+    if (!path.empty() && path.back().array) ++path.back().index;
+  };
+  const ordered_json::parser_callback_t track = [&](int, ordered_json::parse_event_t ev,
+                                                    ordered_json& parsed) {
+    using E = ordered_json::parse_event_t;
+    switch (ev) {
+      case E::object_start:
+      case E::array_start:
+        path.push_back({ev == E::array_start, "", 0});
+        break;
+      case E::object_end:
+      case E::array_end:
+        if (!path.empty()) path.pop_back();
+        value_done();
+        break;
+      case E::key:
+        if (!path.empty()) path.back().key = parsed.is_string() ? parsed.get<std::string>() : "";
+        break;
+      case E::value:
+        value_done();
+        break;
+    }
+    return true;
+  };
+  try {
+    return ordered_json::parse(text, track, /*allow_exceptions=*/true, comments);
+  } catch (const ordered_json::parse_error& e) {
+    throw UserError(where + ": not valid JSON (" + e.what() + ")");
+  } catch (const ordered_json::out_of_range& e) {
+    // The token is quoted in the message: "number overflow parsing '1e999'".
+    std::string token = e.what();
+    const auto q = token.find('\'');
+    token = q == std::string::npos ? token : token.substr(q);
+    throw UserError(where, field(), "number out of range (" + token + ")");
+  } catch (const ordered_json::exception& e) {
+    throw UserError(where, field(), std::string("not valid JSON (") + e.what() + ")");
+  }
 }
 
 DirLock::DirLock(const fs::path& dir) {

@@ -5,8 +5,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+
+#include "core/error.h"
 
 namespace uvmsim::sweep {
 
@@ -17,9 +20,47 @@ std::uint64_t crc64_file(const std::filesystem::path& p);
 /// 16 lower-case hex digits.
 std::string hex64(std::uint64_t v);
 
-/// Writes `content` to `path` atomically: a temporary file in the same directory (named
-/// ".<name>.<host>.<pid>.tmp"), fsync, rename over `path`, fsync of the directory. Throws
-/// UserError naming the path on failure (the temporary file is removed).
+/// A failure to write an output (a full or read-only file system, a missing directory). A sweep
+/// stops at the first one, since every later write would fail the same way, rather than failing
+/// each remaining point; what it finished is kept, and a rerun resumes.
+class OutputError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+/// A file written under a temporary name in its target's directory (".<name>.<host>.<pid>.tmp")
+/// and renamed over the target only by commit(), after an fsync: the target is either its old
+/// content or the complete new one, never a truncated file (a full disk, a crash, a kill).
+/// Destroyed without commit(), it removes the temporary.
+class AtomicFile {
+ public:
+  /// Creates the temporary at once, so that an unwritable target fails before any work.
+  /// `what` names the output in messages ("--stats-out"); errors are OutputErrors
+  /// "<target>: [<what>: ]cannot create|write failed (<reason>)".
+  explicit AtomicFile(std::filesystem::path target, std::string what = "");
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  const std::filesystem::path& target() const { return target_; }
+  /// The temporary, for writers that open the file themselves (e.g. the event log).
+  const std::filesystem::path& temp_path() const { return temp_; }
+  void write(std::string_view data);
+  /// fsync, rename over the target, fsync the directory.
+  void commit();
+  /// Removes the temporary and throws the OutputError for a failed write of this file, with the
+  /// reason `why` (if not empty).
+  [[noreturn]] void fail(const std::string& why);
+
+ private:
+  std::filesystem::path target_, temp_;
+  std::string what_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+/// Writes `content` to `path` atomically (AtomicFile). Throws OutputError naming the path on
+/// failure (the temporary file is removed).
 void write_atomic(const std::filesystem::path& path, std::string_view content);
 /// True for the temporary files write_atomic() leaves behind when killed mid-write.
 bool is_temp_file(const std::filesystem::path& p);
@@ -29,6 +70,12 @@ std::size_t remove_stale_temp_files(const std::filesystem::path& dir);
 
 /// Reads a whole file; throws UserError naming it if it cannot be read.
 std::string read_file(const std::filesystem::path& p);
+
+/// Parses the JSON text of file `where` (// and /* */ comments allowed if `comments`). A syntax
+/// error is a UserError "<where>: not valid JSON (<line and column>)"; a number too large for a
+/// double (1e999) one naming the field, "<where>: oversub[1]: number out of range (1e999)".
+/// Never lets a JSON library exception through.
+nlohmann::ordered_json parse_json(const std::string& text, const std::string& where, bool comments);
 
 /// An exclusive advisory lock (flock) on `dir`/.lock, held for the object's lifetime.
 /// Throws UserError if another process holds it (another sweep is using the directory).

@@ -12,6 +12,7 @@
 #include "policies/registry.h"
 #include "sim/simulator.h"
 #include "sim/sweep/files.h"
+#include "sim/sweep/identity.h"
 
 namespace uvmsim::sweep {
 
@@ -22,17 +23,26 @@ namespace {
 
 // A policy name (a prefetch name may combine policies with '+', "fdp+rgp") must be registered.
 template <typename Registry>
-void check_policy(const char* family, const std::string& names, const std::string& where) {
+void check_policy(const std::string& family, const std::string& names, const std::string& where) {
+  const std::string field = where.empty() ? "--" + family : where + ": " + family;
   for (const auto& name : split(names, '+')) {
     if (Registry::find(name)) continue;
+    if (name.empty())  // "fdp+", "+rgp": the wording of the policy's own check
+      throw UserError(field + ": empty name in combined " + family + " policy '" + names + "'");
     std::string known;
     for (const auto& e : Registry::all()) known += (known.empty() ? "" : ", ") + e.name;
-    throw UserError(where + ": " + family + ": unknown " + family + " policy '" + name +
-                    "' (known: " + known + ")");
+    throw UserError(field + ": unknown " + family + " policy '" + name + "' (known: " + known +
+                    ")");
   }
 }
 
 }  // namespace
+
+void check_policy_names(const SimConfig& c, const std::string& where) {
+  check_policy<EvictionRegistry>("eviction", c.engine.eviction, where);
+  check_policy<PrefetchRegistry>("prefetch", c.engine.prefetch, where);
+  check_policy<PlacementRegistry>("placement", c.engine.placement, where);
+}
 
 SimConfig RunSettings::resolve(const std::string& where) const {
   SimConfig c = SimConfig::from_preset(gpu);
@@ -42,9 +52,7 @@ SimConfig RunSettings::resolve(const std::string& where) const {
   if (placement) c.set("engine.placement", *placement, where);
   if (seed) c.set("engine.seed", *seed, where);
   for (const auto& [k, v] : sets) c.set(k, v, where);
-  check_policy<EvictionRegistry>("eviction", c.engine.eviction, where);
-  check_policy<PrefetchRegistry>("prefetch", c.engine.prefetch, where);
-  check_policy<PlacementRegistry>("placement", c.engine.placement, where);
+  check_policy_names(c, where);
   validate_policy_params(c);
   return c;
 }
@@ -115,7 +123,7 @@ PointSpec PointSpec::make(std::string label, nlohmann::ordered_json axes, const 
               {"config", cfg.to_json()},
               {"uvmsim_version", UVMSIM_VERSION}};
   const json key = {{"axes", json(p.axes)}, {"inputs", p.inputs}};
-  p.id = hex64(crc64(key.dump()));
+  p.id = hex64(crc64(key.dump(-1, ' ', false, json::error_handler_t::replace)));
   return p;
 }
 
@@ -125,7 +133,9 @@ std::optional<double> PointSpec::oversub() const {
   return o.get<double>();
 }
 
-std::string PointSpec::input_hash() const { return hex64(crc64(inputs.dump())); }
+std::string PointSpec::input_hash() const {
+  return hex64(crc64(inputs.dump(-1, ' ', false, json::error_handler_t::replace)));
+}
 
 json PointSpec::to_json() const {
   return {{"id", id},
@@ -137,36 +147,63 @@ json PointSpec::to_json() const {
 }
 
 PointSpec PointSpec::from_json(const json& j, const std::string& where) {
-  try {
-    PointSpec p;
-    p.id = j.at("id").get<std::string>();
-    p.label = j.at("label").get<std::string>();
-    p.axes = nlohmann::ordered_json(j.at("axes"));
-    p.workload = j.at("workload").get<std::string>();
-    p.trace = j.at("trace").get<std::string>();
-    p.inputs = j.at("inputs");
-    return p;
-  } catch (const json::exception& e) {
-    throw UserError(where + ": malformed point description (" + e.what() + ")");
-  }
+  // A description comes from another process (a task file, a worker's standard input): every
+  // field is checked, so that damage is a one-line error rather than a failure deep inside.
+  auto bad = [&](const std::string& field, const std::string& what) {
+    throw UserError(where, field, "malformed point description: " + what);
+  };
+  if (!j.is_object()) bad("(point)", "expected an object, got " + std::string(j.type_name()));
+  auto text = [&](const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_string()) bad(key, "expected a string");
+    return it->get<std::string>();
+  };
+  PointSpec p;
+  p.id = text("id");
+  p.label = text("label");
+  p.workload = text("workload");
+  p.trace = text("trace");
+  if (!j.contains("axes") || !j["axes"].is_object()) bad("axes", "expected an object");
+  p.axes = nlohmann::ordered_json(j["axes"]);
+  if (!j.contains("inputs") || !j["inputs"].is_object()) bad("inputs", "expected an object");
+  p.inputs = j["inputs"];
+  const json& in = p.inputs;
+  if (!in.contains("workload") || !in["workload"].is_object())
+    bad("inputs.workload", "expected an object");
+  if (in["workload"].contains("trace_crc64") && !in["workload"]["trace_crc64"].is_string())
+    bad("inputs.workload.trace_crc64", "expected a string");
+  if (!in.contains("oversub_pct") ||
+      !(in["oversub_pct"].is_null() || in["oversub_pct"].is_number()))
+    bad("inputs.oversub_pct", "expected a number or null");
+  if (!in.contains("config") || !in["config"].is_object())
+    bad("inputs.config", "expected an object");
+  // The id is the hash of axes and inputs: a description garbled on the way does not match it.
+  const json key = {{"axes", json(p.axes)}, {"inputs", p.inputs}};
+  if (p.id != hex64(crc64(key.dump(-1, ' ', false, json::error_handler_t::replace))))
+    bad("id", "does not match the point's axes and inputs (damaged description?)");
+  return p;
 }
 
 json run_point(const PointSpec& p) {
   const std::string where = "point " + p.id + " (" + p.label + ")";
-  const json& wl = p.inputs.at("workload");
-  if (wl.contains("trace_crc64")) {
-    // A trace file may have been edited since the sweep was planned: its hash is an input.
-    const std::string now = hex64(crc64_file(p.trace));
-    if (now != wl["trace_crc64"].get<std::string>())
-      throw UserError(p.trace.string() + ": trace changed since the sweep was planned (CRC " + now +
-                      ", expected " + wl["trace_crc64"].get<std::string>() +
-                      "); rerun the sweep to replan");
-  }
   SimConfig cfg;
-  cfg.apply_json(p.inputs.at("config"), where + ": config");
   RunOptions opts;
-  opts.trace = p.trace;
-  opts.oversub_pct = p.oversub();
+  try {
+    const json& wl = p.inputs.at("workload");
+    if (wl.contains("trace_crc64")) {
+      // A trace file may have been edited since the sweep was planned: its hash is an input.
+      const std::string now = hex64(crc64_file(p.trace));
+      if (now != wl["trace_crc64"].get<std::string>())
+        throw UserError(p.trace.string() + ": trace changed since the sweep was planned (CRC " +
+                        now + ", expected " + wl["trace_crc64"].get<std::string>() +
+                        "); rerun the sweep to replan");
+    }
+    cfg.apply_json(p.inputs.at("config"), where + ": config");
+    opts.trace = p.trace;
+    opts.oversub_pct = p.oversub();
+  } catch (const json::exception& e) {
+    throw UserError(where + ": malformed point description (" + e.what() + ")");
+  }
   Simulator sim(cfg, opts);
   const auto t0 = std::chrono::steady_clock::now();
   sim.run();
@@ -179,6 +216,7 @@ json run_point(const PointSpec& p) {
   r["axes"] = json(p.axes);
   r["workload"] = p.workload;
   r["inputs"] = p.inputs;
+  r["build"] = this_build().to_json();
   r["stats"] = sim.to_json();
   r["run"] = {{"host", host_name()},
               {"pid", static_cast<long>(::getpid())},

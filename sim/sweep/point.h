@@ -16,7 +16,8 @@
 namespace uvmsim::sweep {
 
 /// Version tag of the per-point result files (docs/sweeps.md).
-inline constexpr const char* kResultFormat = "uvmsim-sweep-point/1";
+/// Version 2 added "build", the identity of the binary that computed the result.
+inline constexpr const char* kResultFormat = "uvmsim-sweep-point/2";
 
 /// How one run is configured, mirroring `uvmsim run` and its order: a GPU preset, a policy
 /// preset, the policy choices, the seed, then the `--set` knobs in order.
@@ -38,6 +39,11 @@ struct RunSettings {
              const std::string& field, const std::filesystem::path& base_dir);
 };
 
+/// Throws UserError "<where>: <family>: unknown <family> policy 'NAME' (known: ...)" (with an
+/// empty `where`: "--<family>: unknown ...") if the configuration names a policy that is not
+/// registered.
+void check_policy_names(const SimConfig& c, const std::string& where);
+
 struct PointSpec {
   std::string id;  ///< hash of axes + inputs (16 hex digits); the result file's name
   std::string label;
@@ -58,7 +64,8 @@ struct PointSpec {
 };
 
 /// Simulates `p` and returns its result record: format, id, input_hash, label, axes, inputs,
-/// stats (as `uvmsim run --stats-out`) and run (host, wall time, version). Throws UserError for
+/// build (this binary's BuildIdentity), stats (as `uvmsim run --stats-out`) and run (host, wall
+/// time, version). Throws UserError for
 /// bad input (including a trace file whose content changed since the point was planned).
 nlohmann::json run_point(const PointSpec& p);
 

@@ -1,6 +1,7 @@
 #include "sim/sweep/process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -14,6 +15,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "sim/sweep/files.h"
 
 namespace uvmsim::sweep {
 
@@ -26,7 +28,7 @@ std::string ExitStatus::describe() const {
   return "exit code " + std::to_string(code);
 }
 
-static ExitStatus decode(int st) {
+ExitStatus decode_wait_status(int st) {
   ExitStatus s;
   if (WIFEXITED(st)) {
     s.code = WEXITSTATUS(st);
@@ -38,10 +40,7 @@ static ExitStatus decode(int st) {
 
 std::string worker_binary() {
   if (const char* b = std::getenv("UVMSIM_BIN"); b && *b) return b;
-  std::error_code ec;
-  const auto p = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw UserError("cannot find the uvmsim executable (/proc/self/exe); set UVMSIM_BIN");
-  return p.string();
+  return "/proc/self/exe";
 }
 
 unsigned available_cpus() {
@@ -103,35 +102,55 @@ StopSignals::~StopSignals() {
 
 int StopSignals::caught() { return g_stop_signal; }
 
-Captured run_capture(const std::vector<std::string>& argv) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw UserError("pipe: " + std::string(std::strerror(errno)));
+Captured run_capture(const std::vector<std::string>& argv, bool separate_stderr) {
+  int out[2], errp[2] = {-1, -1};
+  if (::pipe2(out, O_CLOEXEC) != 0) throw UserError("pipe: " + std::string(std::strerror(errno)));
+  if (separate_stderr && ::pipe2(errp, O_CLOEXEC) != 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    throw UserError("pipe: " + std::string(std::strerror(errno)));
+  }
   const pid_t pid = ::fork();
   if (pid < 0) throw UserError("fork: " + std::string(std::strerror(errno)));
   if (pid == 0) {
     reset_signals();
     const int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(fds[1], 1);
-    ::dup2(fds[1], 2);
+    ::dup2(out[1], 1);
+    ::dup2(separate_stderr ? errp[1] : out[1], 2);
     exec_or_die(argv);
   }
-  ::close(fds[1]);
+  ::close(out[1]);
+  if (separate_stderr) ::close(errp[1]);
   Captured c;
+  // Both pipes are drained together, so that a child filling one of them never blocks.
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
+  std::string* into[2] = {&c.output, &c.error};
+  int open_fds = separate_stderr ? 2 : 1;
   char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) {
-      c.output.append(buf, static_cast<std::size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
+  while (open_fds > 0) {
+    if (::poll(fds, separate_stderr ? 2 : 1, -1) < 0) {
+      if (errno == EINTR) continue;
       break;
     }
+    for (int i = 0; i < (separate_stderr ? 2 : 1); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        into[i]->append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;  // poll ignores negative descriptors
+        --open_fds;
+      }
+    }
   }
-  ::close(fds[0]);
+  for (const auto& f : fds)
+    if (f.fd >= 0) ::close(f.fd);
   int st = 0;
   while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
-  c.status = decode(st);
+  c.status = decode_wait_status(st);
   return c;
 }
 
@@ -168,7 +187,7 @@ int ProcessPool::run(const std::vector<Task>& tasks, unsigned jobs) {
     if (log < 0) {
       ::close(in[0]);
       ::close(in[1]);
-      throw UserError(t.log.string() + ": cannot create log (" + std::strerror(errno) + ")");
+      throw OutputError(t.log.string() + ": cannot create log (" + std::strerror(errno) + ")");
     }
     const pid_t pid = ::fork();
     if (pid < 0) throw UserError("fork: " + std::string(std::strerror(errno)));
@@ -212,7 +231,7 @@ int ProcessPool::run(const std::vector<Task>& tasks, unsigned jobs) {
         continue;
       }
       TaskOutcome o;
-      o.status = decode(st);
+      o.status = decode_wait_status(st);
       o.seconds = std::chrono::duration<double>(Clock::now() - it->second.start).count();
       o.interrupted = interrupted;
       const std::size_t ti = it->second.task;
@@ -226,8 +245,10 @@ int ProcessPool::run(const std::vector<Task>& tasks, unsigned jobs) {
   std::size_t next = 0;
   auto last_tick = Clock::now();
   try {
-    while ((next < tasks.size() || !running.empty()) && !g_stop_signal) {
-      while (running.size() < jobs && next < tasks.size() && !g_stop_signal) spawn(next++);
+    draining_ = false;
+    while (((next < tasks.size() && !draining_) || !running.empty()) && !g_stop_signal) {
+      while (running.size() < jobs && next < tasks.size() && !draining_ && !g_stop_signal)
+        spawn(next++);
       if (!reap(false) && !g_stop_signal) {
         timespec ts{0, 100'000'000};
         ::sigtimedwait(&chld, nullptr, &ts);

@@ -20,16 +20,24 @@ struct ExitStatus {
   std::string describe() const;  ///< "exit code 1", "killed by signal 9 (Killed)"
 };
 
-/// The executable that workers run: $UVMSIM_BIN if set, else this process's own binary.
+/// The exit status waitpid() reported in `wait_status`.
+ExitStatus decode_wait_status(int wait_status);
+
+/// The executable a sweep pins for its workers: $UVMSIM_BIN if set, else this process's own
+/// binary as "/proc/self/exe", which keeps naming the file this process was started from even
+/// after a rebuild replaced it.
 std::string worker_binary();
 
 /// Runs argv (argv[0] is the program, searched in PATH) to completion and returns its exit status
-/// and merged stdout + stderr. A program that cannot be started gives exit code 127 and a message.
+/// and merged stdout + stderr, or with `separate_stderr` stdout in `output` and stderr in
+/// `error` (for output that is parsed, which warnings on stderr must not interleave with). A
+/// program that cannot be started gives exit code 127 and a message.
 struct Captured {
   ExitStatus status;
   std::string output;
+  std::string error;
 };
-Captured run_capture(const std::vector<std::string>& argv);
+Captured run_capture(const std::vector<std::string>& argv, bool separate_stderr = false);
 
 /// One task of a ProcessPool: a command, the file that receives its stdout and stderr, and the
 /// bytes to feed its standard input.
@@ -57,6 +65,12 @@ class ProcessPool {
   std::function<void()> on_tick;
 
   int run(const std::vector<Task>& tasks, unsigned jobs);
+  /// Starts no further task; run() returns once the running ones have finished (callable from
+  /// the callbacks, e.g. when a task reports that the output cannot be written).
+  void drain() { draining_ = true; }
+
+ private:
+  bool draining_ = false;
 };
 
 /// While alive, SIGINT, SIGTERM and SIGHUP only record that they arrived (so a sweep can stop

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -93,14 +94,17 @@ void Progress::set_counts(std::size_t done, std::size_t running, std::size_t fai
 
 std::string Progress::bar_line() const {
   constexpr int kWidth = 30;
-  const double frac = total_ ? static_cast<double>(done_) / static_cast<double>(total_) : 1.0;
-  const int filled = static_cast<int>(frac * kWidth);
+  // Counts come from other processes (Slurm tasks) too: whatever they say, the bar stays within
+  // its width (a count above the total once made it ask for a string of 2^64 characters).
+  const double frac =
+      total_ ? std::min(1.0, static_cast<double>(done_) / static_cast<double>(total_)) : 1.0;
+  const int filled = std::clamp(static_cast<int>(frac * kWidth), 0, kWidth);
   std::ostringstream o;
   o << "[" << std::string(static_cast<std::size_t>(filled), '#')
     << std::string(static_cast<std::size_t>(kWidth - filled), '.') << "] " << done_ << "/" << total_
     << " done, " << running_ << " running, " << failed_ << " failed, " << format_duration(elapsed())
     << " elapsed, ETA ";
-  const std::size_t finished_now = done_ - initial_done_;
+  const std::size_t finished_now = done_ > initial_done_ ? done_ - initial_done_ : 0;
   if (done_ >= total_) {
     o << "0 s";
   } else if (finished_now == 0) {

@@ -1,16 +1,72 @@
 #include "sim/sweep/runner.h"
 
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
+#include <sstream>
 
 #include "core/error.h"
+#include "sim/sweep/files.h"
+#include "sim/sweep/identity.h"
 #include "sim/sweep/process.h"
+#include "sim/sweep/slurm.h"
+#include "sim/sweep/worker.h"
 
 namespace uvmsim::sweep {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+std::string pin_worker_binary(ResultStore& store, const std::vector<PointSpec>& points,
+                              std::string binary, bool rerun, std::ostream& err) {
+  if (binary.empty()) binary = worker_binary();
+  const std::string id = build_id_of(binary);
+  const json identity = id == this_build().build_id ? this_build().to_json() : json(nullptr);
+  const auto& old = store.pinned();
+  std::error_code ec;
+  if (old && old->build_id == id) {
+    if (!fs::exists(old->binary, ec)) store.pin(binary, identity);  // the copy was deleted
+    return store.pinned()->binary.string();
+  }
+  if (old) {
+    // Another build than the one the results here come from.
+    std::size_t kept = 0;
+    std::optional<json> sample;
+    for (const auto& p : points)
+      if (auto r = store.load_result(p)) {
+        ++kept;
+        if (!sample) sample = std::move(r);
+      }
+    const auto was = sample ? BuildIdentity::from_json((*sample)["build"]) : std::nullopt;
+    auto describe = [](const std::string& build, const std::optional<BuildIdentity>& who) {
+      return "build " + build +
+             (who ? " (uvmsim " + who->version + ", source revision " + who->revision + ")"
+                  : std::string());
+    };
+    const std::string old_text = describe(old->build_id, was);
+    const std::string new_text = describe(id, BuildIdentity::from_json(identity));
+    if (const std::string job = active_slurm_job(store); !job.empty())
+      throw UsageError(store.dir().string() + ": Slurm job " + job +
+                       " is still computing points with " + old_text + "; this run's binary is " +
+                       new_text + ": wait for the job (--worker-bin " + old->binary.string() +
+                       ") or scancel " + job);
+    if (kept > 0 && !rerun)
+      throw UsageError(
+          store.dir().string() + ": " + std::to_string(kept) + " result(s) here were computed by " +
+          old_text + ", but this run's binary is " + new_text +
+          ": finishing the sweep with it would mix builds; finish with the pinned "
+          "copy (--worker-bin " +
+          old->binary.string() + ") or recompute every point with this binary (--rerun)");
+    // Traces are inputs too: the new build generates its own.
+    for (const auto& e : fs::directory_iterator(store.trace_dir(), ec))
+      if (e.is_regular_file(ec)) fs::remove(e.path(), ec);
+    err << "pinning " << new_text << " for " << store.dir().string() << " (was " << old_text
+        << (kept ? "; its " + std::to_string(kept) + " result(s) no longer count" : std::string())
+        << ")\n";
+  }
+  return store.pin(binary, identity).binary.string();
+}
 
 std::vector<const PointSpec*> pending_points(const std::vector<PointSpec>& points,
                                              const ResultStore& store, bool rerun) {
@@ -27,7 +83,6 @@ int prepare_traces(const std::vector<Workload>& workloads,
   for (const PointSpec* p : points) needed.insert(p->trace);
   const std::string bin = opts.worker_bin.empty() ? worker_binary() : opts.worker_bin;
   std::vector<Task> tasks;
-  std::map<std::string, const Workload*> by_id;
   std::set<fs::path> queued;
   for (const auto& w : workloads) {
     if (!w.generated()) continue;
@@ -40,7 +95,6 @@ int prepare_traces(const std::vector<Workload>& workloads,
     task.argv = {bin};
     for (auto& a : w.gen_args(t)) task.argv.push_back(std::move(a));
     task.log = store.dir() / "logs" / ("gen-" + t.stem().string() + ".log");
-    by_id[task.id] = &w;
     tasks.push_back(std::move(task));
   }
   if (tasks.empty()) return 0;
@@ -50,10 +104,8 @@ int prepare_traces(const std::vector<Workload>& workloads,
   pool.on_finish = [&](const Task& t, const TaskOutcome& o) {
     if (o.interrupted) return;
     if (!o.status.ok() && first_error.empty()) {
-      std::string log = tail_of_file(t.log, 5);
-      while (!log.empty() && log.back() == '\n') log.pop_back();
-      first_error =
-          "workload '" + t.id + "': trace generation failed (" + o.status.describe() + "): " + log;
+      first_error = "workload '" + t.id + "': trace generation failed (" + o.status.describe() +
+                    "): " + last_line_of_file(t.log);
       return;
     }
     std::error_code ec;
@@ -72,9 +124,24 @@ int prepare_traces(const std::vector<Workload>& workloads,
 std::string failure_message(const ResultStore& store, const PointSpec& p) {
   const auto f = store.load_failure(p.id);
   if (!f) return "no result recorded";
-  std::string m = f->value("error", "unknown error");
+  std::string m = (*f)["error"].get<std::string>();
   if (f->contains("log")) m += " (log: " + (*f)["log"].get<std::string>() + ")";
   return m;
+}
+
+// Why the output directory cannot be written, found by writing what a result would (a
+// temporary, removed again); used when a worker said so but its log could not hold the reason.
+static std::string probe_output(const ResultStore& store) {
+  try {
+    AtomicFile probe(store.dir() / "points" / "write-probe");
+    probe.write(std::string(64 * 1024, ' '));
+    probe.commit();
+    std::error_code ec;
+    fs::remove(probe.target(), ec);
+  } catch (const OutputError& e) {
+    return e.what();
+  }
+  return store.dir().string() + ": a worker could not write its result";
 }
 
 ExecSummary run_local(const std::vector<const PointSpec*>& todo, const ResultStore& store,
@@ -92,8 +159,14 @@ ExecSummary run_local(const std::vector<const PointSpec*>& todo, const ResultSto
     t.id = p->id;
     t.argv = {bin, "sweep", "--worker", store.dir().string()};
     if (opts.rerun) t.argv.push_back("--rerun");
+    if (opts.point_timeout > 0) {
+      std::ostringstream o;
+      o.precision(17);
+      o << opts.point_timeout;
+      t.argv.insert(t.argv.end(), {"--point-timeout", o.str()});
+    }
     t.log = store.log_path(p->id);
-    t.input = json::array({p->to_json()}).dump();
+    t.input = json::array({p->to_json()}).dump(-1, ' ', false, json::error_handler_t::replace);
     by_id[p->id] = p;
     tasks.push_back(std::move(t));
   }
@@ -116,7 +189,21 @@ ExecSummary run_local(const std::vector<const PointSpec*>& todo, const ResultSto
       progress.finished(p.label, true, o.seconds);
       return;
     }
-    // The worker records its own errors; a crash (signal, abort) leaves that to us.
+    if (o.status.signal == 0 && o.status.code == kWorkerOutputError) {
+      // The output directory cannot be written (disk full): every further point would fail the
+      // same way, so none is started; the point is not failed, it is simply not done.
+      if (s.output_error.empty()) {
+        // The worker's own message, if its log (on the same file system) could take it.
+        const std::string prefix = "uvmsim sweep: error: ";
+        const std::string line = last_line_of_file(t.log);
+        if (line.rfind(prefix, 0) == 0) s.output_error = line.substr(prefix.size());
+        if (s.output_error.empty()) s.output_error = probe_output(store);
+      }
+      pool.drain();
+      fs::remove(t.log, ec);
+      return;
+    }
+    // The worker records its own errors; a worker that died (signal, abort) leaves that to us.
     if (!store.load_failure(p.id) || o.status.signal != 0) {
       const std::string why =
           o.status.ok() ? "worker exited without a result" : "worker " + o.status.describe();
@@ -124,7 +211,7 @@ ExecSummary run_local(const std::vector<const PointSpec*>& todo, const ResultSto
     } else {
       // Keep the log beside the failure record for inspection.
       auto f = store.load_failure(p.id);
-      if (f && !f->contains("log")) store.save_failure(p, f->value("error", ""), t.log);
+      if (f && !f->contains("log")) store.save_failure(p, (*f)["error"].get<std::string>(), t.log);
     }
     const std::string msg = failure_message(store, p);
     s.failures.emplace_back(&p, msg);

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <ostream>
+#include <sstream>
 #include <thread>
 
 #include "core/error.h"
@@ -45,16 +47,21 @@ struct QueueState {
   std::string error;
 };
 
-// The remaining tasks of an array job, from squeue (no accounting database needed).
+// The remaining tasks of an array job, from squeue (no accounting database needed). squeue's
+// standard output is parsed alone (warnings go to its standard error), and a line that is not
+// "STATE|REASON" makes the whole answer an error, which the caller retries: a partial or garbled
+// answer is never taken for a job with fewer tasks.
 QueueState query(const std::string& job) {
   QueueState q;
-  const Captured c = run_capture({"squeue", "-h", "-r", "-j", job, "-o", "%T|%r"});
+  const Captured c =
+      run_capture({"squeue", "-h", "-r", "-j", job, "-o", "%T|%r"}, /*separate_stderr=*/true);
   if (!c.status.ok()) {
     // Slurm forgets finished jobs after MinJobAge; squeue then calls the id invalid.
-    if (c.output.find("Invalid job id") != std::string::npos) {
+    if (c.error.find("Invalid job id") != std::string::npos ||
+        c.output.find("Invalid job id") != std::string::npos) {
       q.finished = true;
     } else {
-      q.error = trim(c.output);
+      q.error = trim(c.error.empty() ? c.output : c.error);
       if (q.error.empty()) q.error = "squeue " + c.status.describe();
     }
     return q;
@@ -68,7 +75,13 @@ QueueState query(const std::string& job) {
     if (line.empty()) continue;
     const auto bar = line.find('|');
     const std::string state = line.substr(0, bar);
-    const std::string reason = bar == std::string::npos ? "" : line.substr(bar + 1);
+    if (bar == std::string::npos || state.empty() ||
+        state.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != std::string::npos) {
+      q = QueueState{};
+      q.error = "unexpected squeue output line '" + line.substr(0, 80) + "'";
+      return q;
+    }
+    const std::string reason = line.substr(bar + 1);
     if (state == "RUNNING" || state == "COMPLETING") {
       ++q.running;
     } else {
@@ -92,8 +105,42 @@ struct Job {
   std::size_t chunk = 1;
 };
 
+// The job record of an earlier submission (OUT/slurm/job.json), if there is one. It is written
+// atomically, so anything malformed in it is damage: a one-line error naming the file and the
+// field, never a guess (it decides which job's points are waited for).
+std::optional<Job> read_job(const ResultStore& store) {
+  const fs::path f = job_file(store);
+  std::error_code ec;
+  if (!fs::exists(f, ec)) return std::nullopt;
+  const json j = json::parse(read_file(f), nullptr, false);
+  auto bad = [&](const std::string& field, const std::string& what) {
+    throw UserError(f.string(), field,
+                    what +
+                        " (the record of a submitted Slurm job; if no job of this sweep runs "
+                        "any more, remove it)");
+  };
+  if (j.is_discarded() || !j.is_object()) bad("(file)", "not a JSON object");
+  Job job;
+  if (!j.contains("job_id") || !j["job_id"].is_string() || j["job_id"].get<std::string>().empty() ||
+      j["job_id"].get<std::string>().find_first_not_of("0123456789") != std::string::npos)
+    bad("job_id", "expected a Slurm job id (digits)");
+  job.id = j["job_id"].get<std::string>();
+  if (!j.contains("chunk") || !j["chunk"].is_number_unsigned() ||
+      j["chunk"].get<std::size_t>() == 0)
+    bad("chunk", "expected a positive integer");
+  job.chunk = j["chunk"].get<std::size_t>();
+  if (!j.contains("points") || !j["points"].is_array())
+    bad("points", "expected a list of point ids");
+  for (const auto& id : j["points"]) {
+    if (!id.is_string()) bad("points", "expected a list of point ids");
+    job.point_ids.push_back(id.get<std::string>());
+  }
+  return job;
+}
+
 Job submit(const std::vector<const PointSpec*>& todo, const ResultStore& store,
-           const SlurmOptions& slurm, const std::string& bin, std::ostream& err) {
+           const SlurmOptions& slurm, const ExecOptions& opts, const std::string& bin,
+           std::ostream& err) {
   const std::size_t n = todo.size();
   std::size_t chunk = slurm.chunk;
   if (chunk == 0) chunk = std::max<std::size_t>(1, (n + slurm.max_array - 1) / slurm.max_array);
@@ -116,20 +163,22 @@ Job submit(const std::vector<const PointSpec*>& todo, const ResultStore& store,
   const fs::path task_file = dir / "tasks.jsonl";
   write_task_file(task_file, tasks);
   const fs::path script = dir / "sweep.sbatch";
-  write_atomic(script, sbatch_script(slurm, bin, store.dir(), task_file, tasks.size()));
+  write_atomic(script,
+               sbatch_script(slurm, bin, store.dir(), task_file, tasks.size(), opts.point_timeout));
   fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                   fs::perm_options::add, ec);
   // A fresh attempt: earlier failure records of these points would count as failed at once.
   for (const PointSpec* p : todo) fs::remove(store.failure_path(p->id), ec);
 
-  const Captured c = run_capture({"sbatch", "--parsable", script.string()});
+  const Captured c =
+      run_capture({"sbatch", "--parsable", script.string()}, /*separate_stderr=*/true);
   if (!c.status.ok())
-    throw UserError(
-        "sbatch " + script.string() + ": " + c.status.describe() + ": " + trim(c.output) +
-        (c.status.code == 127 ? " (sbatch not found: install the Slurm client tools, Debian "
-                                "package slurm-client, and set SLURM_CONF)"
-                              : ""));
-  // --parsable prints "<jobid>" or "<jobid>;<cluster>", possibly after warnings.
+    throw UserError("sbatch " + script.string() + ": " + c.status.describe() + ": " +
+                    trim(c.error.empty() ? c.output : c.error) +
+                    (c.status.code == 127 ? " (sbatch not found: install the Slurm client tools, "
+                                            "Debian package slurm-client, and set SLURM_CONF)"
+                                          : ""));
+  // --parsable prints "<jobid>" or "<jobid>;<cluster>" on standard output.
   std::string out = trim(c.output);
   if (const auto nl = out.rfind('\n'); nl != std::string::npos) out = out.substr(nl + 1);
   Job job;
@@ -139,6 +188,7 @@ Job submit(const std::vector<const PointSpec*>& todo, const ResultStore& store,
   job.chunk = chunk;
   for (const PointSpec* p : todo) job.point_ids.push_back(p->id);
   json rec = {{"job_id", job.id},
+              {"build_id", store.pinned() ? store.pinned()->build_id : std::string()},
               {"submit_dir", dir.string()},
               {"script", script.string()},
               {"chunk", chunk},
@@ -154,7 +204,8 @@ Job submit(const std::vector<const PointSpec*>& todo, const ResultStore& store,
 }  // namespace
 
 std::string sbatch_script(const SlurmOptions& slurm, const std::string& worker_bin,
-                          const fs::path& out_dir, const fs::path& task_file, std::size_t tasks) {
+                          const fs::path& out_dir, const fs::path& task_file, std::size_t tasks,
+                          double point_timeout) {
   std::string s = "#!/bin/bash\n";
   s += "# Written by uvmsim sweep: one array task per line of " + task_file.filename().string() +
        ".\n# Each task simulates its points and writes results into " + out_dir.string() +
@@ -173,21 +224,25 @@ std::string sbatch_script(const SlurmOptions& slurm, const std::string& worker_b
   if (!slurm.account.empty()) s += "#SBATCH --account=" + slurm.account + "\n";
   if (!slurm.qos.empty()) s += "#SBATCH --qos=" + slurm.qos + "\n";
   for (const auto& e : slurm.extra) s += "#SBATCH " + e + "\n";
+  std::string timeout;
+  if (point_timeout > 0) {
+    std::ostringstream o;
+    o.precision(17);
+    o << point_timeout;
+    timeout = " --point-timeout " + o.str();
+  }
   s += "set -eu\n";
   s += "exec " + shell_quote(worker_bin) + " sweep --worker " + shell_quote(out_dir.string()) +
        " --tasks " + shell_quote(task_file.string()) + " --task \"$SLURM_ARRAY_TASK_ID\"" +
-       (slurm.rerun ? " --rerun" : "") + "\n";
+       (slurm.rerun ? " --rerun" : "") + timeout + "\n";
   return s;
 }
 
 std::string active_slurm_job(const ResultStore& store) {
-  std::error_code ec;
-  if (!fs::exists(job_file(store), ec)) return "";
-  json j = json::parse(read_file(job_file(store)), nullptr, false);
-  if (j.is_discarded() || !j.contains("job_id")) return "";
-  const std::string id = j["job_id"].get<std::string>();
-  const QueueState q = query(id);
-  return (!q.finished && q.error.empty()) ? id : "";
+  const auto job = read_job(store);
+  if (!job) return "";
+  const QueueState q = query(job->id);
+  return (!q.finished && q.error.empty()) ? job->id : "";
 }
 
 ExecSummary run_slurm(const std::vector<const PointSpec*>& todo, const ResultStore& store,
@@ -217,15 +272,35 @@ ExecSummary run_slurm(const std::vector<const PointSpec*>& todo, const ResultSto
     auto it = before.find(id);
     return it == before.end() || it->second != t;
   };
+  // squeue can fail for a while (a busy or restarting slurmctld): retried, then an error.
+  auto query_patiently = [&](const std::string& job) {
+    for (int attempt = 1;; ++attempt) {
+      const QueueState q = query(job);
+      if (q.error.empty() || attempt > 30) return q;
+      const auto until = std::chrono::steady_clock::now() +
+                         std::chrono::milliseconds(static_cast<long>(slurm.poll_seconds * 1000));
+      while (std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  };
 
   auto wait = [&](const Job& job) -> bool {
     StopSignals stop;
-    std::string held_reason;
-    Progress progress(err, opts.progress, total, s.skipped);
+    // The points of the job this invocation waits for: those it has not counted as finished
+    // already (a re-attached job may have finished some before this run looked).
+    std::vector<std::string> mine;
+    for (const auto& id : job.point_ids)
+      if (by_id.count(id)) mine.push_back(id);
+    const std::size_t counted = s.skipped + s.ok + s.failures.size();
+    Progress progress(err, opts.progress, total, counted);
     std::size_t errors = 0;
     for (;;) {
+      // Asked before counting: once squeue says the job is gone, every task has written all it
+      // will, so the counts shown last are the final ones (counting first could show 47/48 of a
+      // job that finished in between).
+      const QueueState q = query(job.id);
       std::size_t done = 0, failed = 0;
-      for (const auto& id : job.point_ids) {
+      for (const auto& id : mine) {
         if (finished(id)) {
           ++done;
         } else {
@@ -233,7 +308,6 @@ ExecSummary run_slurm(const std::vector<const PointSpec*>& todo, const ResultSto
           if (fs::exists(store.failure_path(id), ec)) ++failed;
         }
       }
-      const QueueState q = query(job.id);
       if (!q.error.empty()) {
         if (++errors > 30)
           throw UserError("squeue: " + q.error + " (job " + job.id +
@@ -241,9 +315,18 @@ ExecSummary run_slurm(const std::vector<const PointSpec*>& todo, const ResultSto
       } else {
         errors = 0;
       }
-      const std::size_t left = job.point_ids.size() - done - failed;
-      progress.set_counts(s.skipped + done + failed, std::min(left, q.running * job.chunk), failed);
+      const std::size_t left = mine.size() - done - failed;
+      progress.set_counts(counted + done + failed, std::min(left, q.running * job.chunk), failed);
       if (q.error.empty() && q.finished) break;
+      if (q.error.empty() && q.running == 0 && q.held > 0 && q.held == q.pending) {
+        // Nothing runs and nothing will: waiting would never end.
+        progress.close();
+        throw UserError("Slurm job " + job.id + ": its " + std::to_string(q.held) +
+                        " remaining task(s) are held (" + q.held_reason +
+                        ") and will not start by themselves; release them (scontrol release " +
+                        job.id + ") and rerun the same command to wait again, or scancel " +
+                        job.id);
+      }
       const auto until = std::chrono::steady_clock::now() +
                          std::chrono::milliseconds(static_cast<long>(slurm.poll_seconds * 1000));
       while (std::chrono::steady_clock::now() < until && !StopSignals::caught())
@@ -262,7 +345,7 @@ ExecSummary run_slurm(const std::vector<const PointSpec*>& todo, const ResultSto
     for (std::size_t i = 0; i < job.point_ids.size(); ++i) {
       const auto& id = job.point_ids[i];
       auto it = by_id.find(id);
-      if (it == by_id.end()) continue;  // a point of an older spec
+      if (it == by_id.end()) continue;  // a point of an older spec, or counted before
       const PointSpec& p = *it->second;
       if (finished(id) && store.load_result(p)) {
         ++s.ok;
@@ -272,8 +355,8 @@ ExecSummary run_slurm(const std::vector<const PointSpec*>& todo, const ResultSto
           store.dir() / "slurm" / "logs" / (job.id + "_" + std::to_string(i / job.chunk) + ".out");
       if (!store.load_failure(id))
         store.save_failure(p,
-                           "Slurm task ended without a result (time limit, memory limit or "
-                           "node failure?)",
+                           "Slurm task ended without a result (time limit, memory limit, node "
+                           "failure, or the output directory was not writable?)",
                            log);
       s.failures.emplace_back(&p, failure_message(store, p));
     }
@@ -284,39 +367,35 @@ ExecSummary run_slurm(const std::vector<const PointSpec*>& todo, const ResultSto
 
   std::vector<const PointSpec*> rest = todo;
   // Attach to an array an earlier invocation submitted (e.g. with --detach) if it still runs.
-  std::error_code ec;
-  if (fs::exists(job_file(store), ec)) {
-    json j = json::parse(read_file(job_file(store)), nullptr, false);
-    if (!j.is_discarded() && j.contains("job_id") && j.contains("points")) {
-      Job job;
-      job.id = j["job_id"].get<std::string>();
-      job.chunk = j.value("chunk", std::size_t{1});
-      job.point_ids = j["points"].get<std::vector<std::string>>();
-      const QueueState q = query(job.id);
-      if (!q.finished && q.error.empty()) {
-        if (slurm.detach) {
-          out << "Slurm job " << job.id << " is still running on this directory; not submitting "
-              << "again (rerun without --detach to wait for it)\n";
-          s.detached = true;
-          return s;
-        }
-        err << "attaching to running Slurm job " << job.id << " (" << job.point_ids.size()
-            << " point(s))\n";
-        if (!wait(job)) return s;
-        rest.erase(std::remove_if(rest.begin(), rest.end(),
-                                  [&](const PointSpec* p) {
-                                    return std::find(job.point_ids.begin(), job.point_ids.end(),
-                                                     p->id) != job.point_ids.end();
-                                  }),
-                   rest.end());
+  if (const auto job = read_job(store)) {
+    const QueueState q = query_patiently(job->id);
+    if (!q.error.empty())
+      throw UserError("squeue: " + q.error + " (cannot tell whether Slurm job " + job->id +
+                      " of this sweep still runs; rerun later, or remove " +
+                      job_file(store).string() + " if it no longer exists)");
+    if (!q.finished) {
+      if (slurm.detach) {
+        out << "Slurm job " << job->id << " is still running on this directory; not submitting "
+            << "again (rerun without --detach to wait for it)\n";
+        s.detached = true;
+        return s;
       }
+      err << "attaching to running Slurm job " << job->id << " (" << job->point_ids.size()
+          << " point(s))\n";
+      if (!wait(*job)) return s;
+      rest.erase(std::remove_if(rest.begin(), rest.end(),
+                                [&](const PointSpec* p) {
+                                  return std::find(job->point_ids.begin(), job->point_ids.end(),
+                                                   p->id) != job->point_ids.end();
+                                }),
+                 rest.end());
     }
   }
   if (!rest.empty()) {
     std::vector<std::string> ids;
     for (const PointSpec* p : rest) ids.push_back(p->id);
     snapshot(ids);
-    const Job job = submit(rest, store, slurm, bin, err);
+    const Job job = submit(rest, store, slurm, opts, bin, err);
     if (slurm.detach) {
       out << "detached: Slurm job " << job.id << " runs " << rest.size()
           << " point(s); rerun the same command (without --detach) to wait and collect, or "

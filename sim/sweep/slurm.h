@@ -35,13 +35,16 @@ ExecSummary run_slurm(const std::vector<const PointSpec*>& todo, const ResultSto
                       const SlurmOptions& slurm, const ExecOptions& opts, std::size_t total,
                       std::ostream& out, std::ostream& err);
 
-/// The sbatch script for a task file (exposed for tests and docs).
+/// The sbatch script for a task file (exposed for tests and docs). `point_timeout` > 0 passes
+/// --point-timeout to the workers.
 std::string sbatch_script(const SlurmOptions& slurm, const std::string& worker_bin,
                           const std::filesystem::path& out_dir,
-                          const std::filesystem::path& task_file, std::size_t tasks);
+                          const std::filesystem::path& task_file, std::size_t tasks,
+                          double point_timeout = 0);
 
 /// The job id of a running array recorded in OUT/slurm/job.json whose tasks are still queued or
-/// running, or "" (used to refuse a local run while Slurm tasks write into the directory).
+/// running, or "" (used to refuse a local run while Slurm tasks write into the directory). A
+/// damaged job record is a UserError naming the file and field.
 std::string active_slurm_job(const ResultStore& store);
 
 }  // namespace uvmsim::sweep

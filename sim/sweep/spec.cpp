@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/json_input.h"
+#include "sim/sweep/files.h"
 
 namespace uvmsim::sweep {
 

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/error.h"
 #include "sim/sweep/files.h"
 
 namespace uvmsim::sweep {
@@ -88,7 +89,7 @@ std::size_t write_results_csv(const std::vector<std::string>& axes, const ordere
                               const fs::path& csv) {
   struct Row {
     const PointSpec* p;
-    std::string status, error;
+    std::string status, error, build;
     std::map<std::string, json> metrics;
   };
   std::vector<Row> rows;
@@ -96,15 +97,16 @@ std::size_t write_results_csv(const std::vector<std::string>& axes, const ordere
   std::set<std::string> metric_names;
   std::size_t with_result = 0;
   for (const auto& p : points) {
-    Row r{&p, "pending", "", {}};
+    Row r{&p, "pending", "", "", {}};
     if (auto res = store.load_result(p)) {
       r.status = "ok";
+      r.build = (*res)["build"]["build_id"].get<std::string>();
       r.metrics = flatten_metrics((*res)["stats"]);
       for (const auto& [k, v] : r.metrics) metric_names.insert(k);
       ++with_result;
     } else if (auto f = store.load_failure(p.id)) {
       r.status = "failed";
-      r.error = f->value("error", "");
+      r.error = (*f)["error"].get<std::string>();
     }
     by_axes[axes_key(p.axes)] = rows.size();
     rows.push_back(std::move(r));
@@ -122,7 +124,7 @@ std::size_t write_results_csv(const std::vector<std::string>& axes, const ordere
   for (const auto& a : axes) o << "," << csv_field(a);
   for (const auto& m : metric_cols) o << "," << m;
   for (const auto& n : kNorms) o << "," << n.column;
-  o << ",baseline_id";
+  o << ",baseline_id,build";
   for (const auto& m : rest) o << "," << csv_field(m);
   o << ",error\n";
 
@@ -162,7 +164,7 @@ std::size_t write_results_csv(const std::vector<std::string>& axes, const ordere
       if (den > 0) o << json(num / den).dump();
     }
     const Row* base = reference(r, false);
-    o << "," << (base ? base->p->id : "");
+    o << "," << (base ? base->p->id : "") << "," << csv_field(r.build);
     for (const auto& m : rest) {
       auto it = r.metrics.find(m);
       o << "," << (it == r.metrics.end() ? "" : cell(it->second));
@@ -171,6 +173,71 @@ std::size_t write_results_csv(const std::vector<std::string>& axes, const ordere
   }
   write_atomic(csv, o.str());
   return with_result;
+}
+
+std::vector<std::vector<std::string>> read_csv(const fs::path& csv) {
+  const std::string text = read_file(csv);
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false, any = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c != '"') {
+        field += c;
+      } else if (i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else {
+        quoted = false;
+      }
+      continue;
+    }
+    any = true;
+    if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row.push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n') {
+      row.push_back(std::move(field));
+      field.clear();
+      rows.push_back(std::move(row));
+      row.clear();
+      any = false;
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  if (quoted) throw UserError(csv.string() + ": ends inside a quoted field (truncated?)");
+  if (any) {
+    row.push_back(std::move(field));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::optional<std::map<std::string, std::size_t>> result_builds(const fs::path& csv) {
+  const auto rows = read_csv(csv);
+  if (rows.empty()) return std::nullopt;
+  const auto& head = rows.front();
+  const auto col = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(head.begin(), head.end(), name) - head.begin());
+  };
+  const std::size_t status = col("status"), build = col("build");
+  if (status == head.size() || build == head.size()) return std::nullopt;
+  std::map<std::string, std::size_t> builds;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i].size() != head.size())
+      throw UserError(csv.string() + ": row " + std::to_string(i + 1) + ": " +
+                      std::to_string(rows[i].size()) + " fields, the header has " +
+                      std::to_string(head.size()) +
+                      " (damaged table; rebuild it with uvmsim "
+                      "sweep SPEC --out DIR --collect)");
+    if (rows[i][status] == "ok") ++builds[rows[i][build]];
+  }
+  return builds;
 }
 
 }  // namespace uvmsim::sweep

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,8 @@ namespace uvmsim::sweep {
 std::map<std::string, nlohmann::json> flatten_metrics(const nlohmann::json& stats);
 
 /// Writes `csv` atomically. `axes` are the axis columns in order; `baseline` overrides axes to
-/// find each point's reference point for the *_vs_baseline columns. Returns the number of rows
-/// with a result.
+/// find each point's reference point for the *_vs_baseline columns; the "build" column is the
+/// build id of the binary that computed each result. Returns the number of rows with a result.
 std::size_t write_results_csv(const std::vector<std::string>& axes,
                               const nlohmann::ordered_json& baseline,
                               const std::vector<PointSpec>& points, const ResultStore& store,
@@ -28,5 +29,13 @@ std::size_t write_results_csv(const std::vector<std::string>& axes,
 
 /// RFC 4180 quoting of one field.
 std::string csv_field(const std::string& s);
+
+/// Reads an RFC 4180 CSV file (quoted fields may hold commas, quotes and newlines) into rows
+/// of fields. A file that cannot be read, or ends inside a quoted field, is a UserError naming it.
+std::vector<std::vector<std::string>> read_csv(const std::filesystem::path& csv);
+
+/// The build ids of the finished rows of a results.csv ("build" column of the "ok" rows), with
+/// their counts; nothing if the table has no "build" column (written by an older uvmsim).
+std::optional<std::map<std::string, std::size_t>> result_builds(const std::filesystem::path& csv);
 
 }  // namespace uvmsim::sweep
