@@ -83,8 +83,9 @@ int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
     throw UserError((dir / "results.csv").string() + ": not found (run `uvmsim sweep SPEC --out " +
                     dir.string() + "` first)");
   // One table, one binary: figures that compare policies must not compare builds as well.
-  if (!validation) {
-  const auto builds = sweep::result_builds(dir / "results.csv");
+  // (A validation results file comes from one `uvmsim validate` run: one binary.)
+  const auto builds = validation ? decltype(sweep::result_builds(dir)){}
+                                 : sweep::result_builds(dir / "results.csv");
   if (builds && builds->size() > 1) {
     std::string list;
     for (const auto& [id, n] : *builds)
@@ -94,7 +95,6 @@ int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
                     std::to_string(builds->size()) + " different builds (" + list +
                     "); rerun the sweep with one binary (uvmsim sweep SPEC --out " + dir.string() +
                     " --rerun) before drawing them");
-  }
   }
   const fs::path report = vm.count("out") ? fs::path(vm["out"].as<std::string>())
                           : validation    ? dir.parent_path() / (dir.stem().string() + "-report")
@@ -119,7 +119,8 @@ int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
   if (!r.status.ok())
     throw UserError(script.string() + ": " + r.status.describe() + ": " + last_line(r.output));
   out << r.output;
-  if (!builds)
+  if (validation) {
+  } else if (!builds)
     out << "report: note: " << (dir / "results.csv").string()
         << " has no build column (written by an older uvmsim): whether one binary computed "
            "every point is not known\n";

@@ -4,7 +4,7 @@
 
 #include "core/config.h"
 #include "fuzz/fuzz_target.h"
-#include "policies/policy.h"
+#include "policies/registry.h"
 
 namespace uvmsim::fuzz {
 
