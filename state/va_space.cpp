@@ -74,6 +74,11 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
     }
     r.num_blocks = static_cast<std::uint32_t>(blocks_.size()) - r.first_block;
   }
+  build_window_table();
+}
+
+// The direct lookup table from 2 MB window to range, when the ranges span few enough windows.
+void VaSpace::build_window_table() {
   window_table_.clear();
   window_base_ = 0;
   if (ranges_.empty()) return;

@@ -106,6 +106,7 @@ class VaSpace {
   /// back it) bound it to a few GB, and keep block ids well inside 32 bits.
   static constexpr std::uint64_t kMaxBlocks = std::uint64_t{1} << 23;
   const VaRange* search_range(Addr va) const;
+  void build_window_table();  ///< window_table_ and window_base_ from ranges_
 
   std::vector<VaRange> ranges_;              ///< sorted by base
   std::vector<std::uint32_t> window_table_;  ///< per 2 MB window: range index / none / shared

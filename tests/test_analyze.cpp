@@ -144,7 +144,7 @@ TEST(Analyze, BadHintsFilesNameTheFileAndField) {
             std::string::npos);
   const auto garbage = d.file("garbage.json");
   std::ofstream(garbage) << "{ not json";
-  EXPECT_NE(run_err(garbage).find(garbage + ": json"), std::string::npos);
+  EXPECT_NE(run_err(garbage).find(garbage + ": not valid JSON"), std::string::npos);
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ TEST(CliGpus, JsonAndErrors) {
   EXPECT_EQ(g["provenance"]["cost.fault_entry_ns"]["kind"], "fitted");
 
   auto e = cli({"gpus", "nope"});
-  EXPECT_EQ(e.code, 1);
+  EXPECT_EQ(e.code, 2);  // a bad flag value ("--gpu: ...") is a usage error
   EXPECT_EQ(e.err.substr(0, 45), "uvmsim gpus: error: --gpu: unknown preset 'no");
   e = cli({"gpus", "--frob"});
   EXPECT_EQ(e.code, 2);

@@ -292,8 +292,8 @@ TEST(FuzzFixes, IndexTotalsThatDisagreeWithTheDataAreRejected) {
   huge.launches[0].accesses = std::uint64_t{1} << 41;
   const auto path = d.file("huge.uvt");
   write_bytes(path, fuzz::pack_trace(huge));
-  const auto r = cli({"run", "--gpu", "gtx1080ti", "--trace", path, "--eviction", "opt",
-                      "--oversub", "50", "--quiet"});
+  const auto r = cli({"run", "--gpu", "gtx1080ti", "--trace", path, "--eviction", "opt", "--hbm",
+                      "2M", "--quiet"});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "uvmsim run: error: " + path +
                        ": index: launch 0: the index says 1099511627776 records, its chunks "
@@ -334,8 +334,11 @@ TEST(FuzzFixes, AFrameThatOverstatesItsSizeIsRejectedBeforeAllocating) {
 TEST(FuzzFixes, LaunchIterationBelowMinusOneIsRejected) {
   TempDir d;
   auto u = unpacked(d, {"regular", "--footprint", "64K"});
-  for (auto& c : u.chunks) {
+  std::size_t host_chunk = 0;
+  for (std::size_t i = 0; i < u.chunks.size(); ++i) {
+    auto& c = u.chunks[i];
     if (c.info.type != trace::ChunkInfo::Host) continue;
+    host_chunk = i;
     // KernelLaunch: type 0, kernel 0, launch 0, zigzag(-1) = 1, then Synchronize (3).
     ASSERT_EQ(c.data, (std::vector<std::uint8_t>{0, 0, 0, 1, 3}));
     c.data[3] = 9;  // zigzag(-5)
@@ -345,7 +348,8 @@ TEST(FuzzFixes, LaunchIterationBelowMinusOneIsRejected) {
   trace::TraceReader r(path);
   trace::HostEvent ev;
   EXPECT_EQ(error_of([&] { (void)r.next_host_event(ev); }),
-            path + ": chunk 0: iteration -5 (must be -1, no loop, or 0..2147483647)");
+            path + ": chunk " + std::to_string(host_chunk) +
+                ": iteration -5 (must be -1, no loop, or 0..2147483647)");
 }
 
 // measurement: {"format": 0} on the first line made the reader throw nlohmann's type_error
@@ -372,17 +376,17 @@ TEST(FuzzFixes, SetValuesMustBeUtf8) {
             "--set: not valid UTF-8 (byte 9)");
   const auto r =
       cli({"run", "--gpu", "gtx1080ti", "--trace", "none.uvt", "--set", "gpu.name=\xfe"});
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);  // a bad --set value is a usage error
   EXPECT_EQ(r.err, "uvmsim run: error: --set: not valid UTF-8 (byte 10)\n");
 }
 
 // nvprof CSV cells, relations and --set keys are quoted in error messages and may hold line
-// breaks: the CLI prints every error on one line (control characters as '?').
+// breaks: the CLI prints every error on one line (control characters escaped, one_line()).
 TEST(FuzzFixes, ErrorsArePrintedOnOneLine) {
   const auto r = cli({"run", "--gpu", "gtx1080ti", "--trace", "none.uvt", "--set", "gpu.na\nme=1"});
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find("gpu.na?me"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpu.na\\nme"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -131,7 +131,7 @@ TEST(FuzzMutators, MutatedTracesNeverBreakTheReader) {
   // and record checks, and every result must be read cleanly or rejected with a UserError.
   TempDir d;
   const auto t = d.file("t.uvt");
-  cli_ok({"gen", "bfs", "--footprint", "256K", "-o", t});
+  cli_ok({"gen", "bfs", "--footprint", "256K", "--param", "graph=rmat", "-o", t});
   const fuzz::Target* uvt = fuzz::find_target("uvt");
   ASSERT_NE(uvt, nullptr);
   const auto seed = bytes_of(t);

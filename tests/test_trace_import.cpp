@@ -503,7 +503,7 @@ TEST(TraceImportText, CliErrorsAndExitCodes) {
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "uvmsim trace: error: " + dir.file("missing.txt") + ": open: no such file\n");
   r = cli({"trace", "import", "text", dir.file("bad.txt"), "-o", out, "--memory", "12Q"});
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "uvmsim trace: error: --memory: invalid size '12Q'\n");
   r = cli(
       {"trace", "import", "text", dir.file("bad.txt"), "-o", out, "--tmpdir", dir.file("nowhere")});

@@ -306,11 +306,11 @@ TEST(ValidateRun, BadInputAndUsageErrors) {
   EXPECT_EQ(r.status.code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "missing validation file or directory")) << r.output;
   r = test::uvmsim({"validate", d.file("nope.json")});
-  EXPECT_EQ(r.status.code, 1) << r.output;
+  EXPECT_EQ(r.status.code, 2) << r.output;  // a path on the command line: a usage error
   EXPECT_TRUE(contains(r.output, "nope.json: no such file or directory")) << r.output;
   const std::string p = write_doc(d, base_doc());
   r = test::uvmsim({"validate", p, "--subset", "some"});
-  EXPECT_EQ(r.status.code, 1) << r.output;
+  EXPECT_EQ(r.status.code, 2) << r.output;
   EXPECT_TRUE(contains(r.output, "--subset: expected ci or full, got 'some'")) << r.output;
   OJ doc = base_doc();
   doc["rows"][0]["expr"] = "fault_batches(nosuch)";

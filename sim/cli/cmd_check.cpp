@@ -14,6 +14,7 @@
 #include "sim/check/expectations.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
+#include "sim/cli/work_files.h"
 #include "sim/sweep/files.h"
 #include "sim/sweep/identity.h"
 #include "sim/sweep/process.h"
@@ -30,50 +31,6 @@ using namespace uvmsim::check;
 using namespace uvmsim::sweep;
 
 namespace {
-
-std::vector<fs::path> expand_paths(const std::vector<std::string>& args) {
-  std::vector<fs::path> files;
-  for (const auto& a : args) {
-    std::error_code ec;
-    if (fs::is_directory(a, ec)) {
-      std::vector<fs::path> in_dir;
-      for (const auto& e : fs::directory_iterator(a, ec))
-        if (e.is_regular_file() && e.path().extension() == ".json") in_dir.push_back(e.path());
-      std::sort(in_dir.begin(), in_dir.end());
-      if (in_dir.empty()) throw UsageError(a + ": no *.json expectation files in this directory");
-      files.insert(files.end(), in_dir.begin(), in_dir.end());
-    } else if (fs::exists(a, ec)) {
-      files.emplace_back(a);
-    } else {
-      throw UsageError(a + ": no such file or directory");
-    }
-  }
-  return files;
-}
-
-// A temporary work directory removed at scope exit (unless kept).
-class WorkDir {
- public:
-  explicit WorkDir(const std::string& keep) {
-    if (!keep.empty()) {
-      path_ = keep;
-      return;
-    }
-    std::string tmpl = (fs::temp_directory_path() / "uvmsim-check-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw UserError(tmpl + ": cannot create a work directory");
-    path_ = tmpl;
-    owned_ = true;
-  }
-  ~WorkDir() {
-    std::error_code ec;
-    if (owned_) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-  bool owned_ = false;
-};
 
 struct Row {
   bool pass;
@@ -154,7 +111,7 @@ int cmd_check(const Args& args, std::ostream& out, std::ostream& err) {
 
   // The expectation files are what the user asked to check: an error in one is a usage error.
   std::vector<ExpectationFile> exps;
-  for (const auto& p : expand_paths(files))
+  for (const auto& p : json_files(files, "expectation"))
     exps.push_back(as_usage([&] { return ExpectationFile::load(p, sets); }));
   for (const auto& o : only) {
     const bool known = std::any_of(exps.begin(), exps.end(),
@@ -165,7 +122,7 @@ int cmd_check(const Args& args, std::ostream& out, std::ostream& err) {
     return only.empty() || std::find(only.begin(), only.end(), run) != only.end();
   };
 
-  WorkDir work(vm.count("keep") ? vm["keep"].as<std::string>() : "");
+  WorkDir work(vm.count("keep") ? vm["keep"].as<std::string>() : "", "uvmsim-check");
   ResultStore store(work.path());
   DirLock lock(store.dir());
 

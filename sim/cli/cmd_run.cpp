@@ -167,8 +167,7 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
     if (vm.count("seed")) c.set("engine.seed", vm["seed"].as<std::uint64_t>(), "--seed");
     if (vm.count("hints")) c.set("engine.hints", vm["hints"].as<std::string>(), "--hints");
     for (const auto& s : sets) c.set_from_string(s, "--set");
-    sweep::check_policy_names(c, "");  // before the trace is read
-    validate_policy_params(c);         // before the (possibly long) run
+    validate_policy_params(c);  // policy names and knobs, naming where each was set
     return c;
   });
 

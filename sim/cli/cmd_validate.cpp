@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
+#include "sim/cli/work_files.h"
 #include "sim/sweep/files.h"
 #include "sim/sweep/process.h"
 #include "sim/sweep/runner.h"
@@ -28,54 +29,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace uvmsim::sweep;
 using namespace uvmsim::validate;
-
-namespace {
-
-std::vector<fs::path> data_files(const std::vector<std::string>& args) {
-  std::vector<fs::path> files;
-  for (const auto& a : args) {
-    std::error_code ec;
-    if (fs::is_directory(a, ec)) {
-      std::vector<fs::path> in_dir;
-      for (const auto& e : fs::directory_iterator(a, ec))
-        if (e.is_regular_file() && e.path().extension() == ".json") in_dir.push_back(e.path());
-      std::sort(in_dir.begin(), in_dir.end());
-      if (in_dir.empty()) throw UserError(a + ": no *.json validation files in this directory");
-      files.insert(files.end(), in_dir.begin(), in_dir.end());
-    } else if (fs::exists(a, ec)) {
-      files.emplace_back(a);
-    } else {
-      throw UserError(a + ": no such file or directory");
-    }
-  }
-  return files;
-}
-
-// A temporary directory for traces and results, removed at scope exit unless --keep names one.
-class WorkDir {
- public:
-  explicit WorkDir(const std::string& keep) {
-    if (!keep.empty()) {
-      path_ = keep;
-      return;
-    }
-    std::string tmpl = (fs::temp_directory_path() / "uvmsim-validate-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw UserError(tmpl + ": cannot create a work directory");
-    path_ = tmpl;
-    owned_ = true;
-  }
-  ~WorkDir() {
-    std::error_code ec;
-    if (owned_) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-  bool owned_ = false;
-};
-
-}  // namespace
 
 int cmd_validate(const Args& args, std::ostream& out, std::ostream& err) {
   po::options_description desc(
@@ -129,9 +82,10 @@ int cmd_validate(const Args& args, std::ostream& out, std::ostream& err) {
 
   // Load everything first: a bad file fails before anything runs.
   std::vector<Source> sources;
-  for (const auto& p : data_files(files)) sources.push_back(Source::load(p, *subset, sets));
+  for (const auto& p : json_files(files, "validation"))
+    sources.push_back(Source::load(p, *subset, sets));
 
-  WorkDir work(vm.count("keep") ? vm["keep"].as<std::string>() : "");
+  WorkDir work(vm.count("keep") ? vm["keep"].as<std::string>() : "", "uvmsim-validate");
   ResultStore store(work.path());
   DirLock lock(store.dir());
 
