@@ -18,11 +18,11 @@
 namespace uvmsim {
 
 enum class EventType : std::uint8_t {
-  WarpWake,    ///< a warp continues (arg = warp slot)
-  DriverWake,  ///< the fault bottom half starts or fetches its next batch
-  BatchEnd,    ///< a fault batch finished servicing (arg = batch id)
-  Replay,      ///< the GPU replays faulted accesses
-  FaultReport, ///< a uTLB's next far fault reaches the fault buffer (arg = uTLB)
+  WarpWake,     ///< a warp continues (arg = warp slot)
+  DriverWake,   ///< the fault bottom half starts or fetches its next batch
+  BatchEnd,     ///< a fault batch finished servicing (arg = batch id)
+  Replay,       ///< the GPU replays faulted accesses
+  FaultReport,  ///< a uTLB's next far fault reaches the fault buffer (arg = uTLB)
 };
 
 struct Event {

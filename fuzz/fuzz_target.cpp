@@ -9,7 +9,6 @@
 #include <random>
 
 #include "core/error.h"
-#include "core/error.h"
 
 namespace uvmsim::fuzz {
 

@@ -27,7 +27,7 @@ struct Include {
 std::vector<Include> project_includes() {
   std::vector<Include> out;
   const std::regex inc(R"re(^\s*#\s*include\s*"([^"]+)")re");
-      const fs::path root(UVMSIM_SOURCE_DIR);
+  const fs::path root(UVMSIM_SOURCE_DIR);
   for (const auto& [dir, rank] : kRank) {
     (void)rank;
     for (const auto& e : fs::recursive_directory_iterator(root / dir)) {

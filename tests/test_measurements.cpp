@@ -5,8 +5,8 @@
 
 #include <fstream>
 
-#include "sim/calibrate/metrics.h"
 #include "core/error.h"
+#include "sim/calibrate/metrics.h"
 #include "test_util.h"
 #include "traces/measurements/importers.h"
 #include "traces/measurements/measurement.h"

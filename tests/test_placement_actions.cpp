@@ -1,6 +1,7 @@
-// The driver's placement actions (PolicyEngine, models/driver/placement_actions.cpp; SUV §V-D), each
-// driven by a scripted test policy on hand-written traces: what state they set, which data they
-// move, which costs they charge, and that eviction policies never see pinned or reserved chunks.
+// The driver's placement actions (PolicyEngine, models/driver/placement_actions.cpp; SUV §V-D),
+// each driven by a scripted test policy on hand-written traces: what state they set, which data
+// they move, which costs they charge, and that eviction policies never see pinned or reserved
+// chunks.
 #include <gtest/gtest.h>
 
 #include <set>
