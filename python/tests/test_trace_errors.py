@@ -1,6 +1,7 @@
 """Corrupt, truncated and malformed traces: the Python reader rejects exactly what the C++ reader
 rejects, with the same one-line message, and never fails any other way."""
 
+import re
 import hashlib
 import random
 import subprocess
@@ -388,6 +389,11 @@ def test_header_and_footer_faults(cli, tmp_path):
     at_true = 24 + text.index(b"true")
     variant("nan", lambda b: (b.__setitem__(slice(at_true, at_true + 4), b"NaN "),
                               fix_header_crc(b)), "metadata: invalid JSON")
+    # A number beyond a double (1e999...): nlohmann rejects it, Python's float() would give inf.
+    big = re.search(rb":(\d{5,})", text)
+    at_big = 24 + big.start(1)
+    variant("huge", lambda b: (b.__setitem__(slice(at_big, at_big + 5), b"1e999"),
+                               fix_header_crc(b)), "metadata: invalid JSON")
     at = 24 + text.index(b'"managed":true') + len(b'"managed":')
     variant("schema", lambda b: (b.__setitem__(slice(at, at + 4), b"1234"), fix_header_crc(b)),
             "metadata.allocations[0].managed: expected true or false")

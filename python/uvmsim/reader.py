@@ -6,6 +6,7 @@ for, one at a time, so memory is bounded by one chunk whatever the trace's lengt
 """
 
 import json
+import math
 import os
 from dataclasses import dataclass
 
@@ -38,6 +39,15 @@ from .records import decode_block_chunk
 
 def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text):
+    # nlohmann (the C++ reader) rejects a number too large for a double, such as 1e999, where
+    # Python's float() would give inf.
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text} is out of range")
+    return value
 
 
 #: Deepest nesting of arrays and objects the C++ reader accepts (core/json_input.h).
@@ -228,7 +238,7 @@ class Trace:
         deep = _too_deep_at(text)
         try:
             # NaN and Infinity are not JSON (Python's parser accepts them, nlohmann's does not).
-            j = json.loads(text, parse_constant=_reject_constant)
+            j = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
         except json.JSONDecodeError as e:
             if deep is not None and deep < e.pos:
                 self._fail("metadata", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
