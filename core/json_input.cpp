@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <vector>
 
 #include "core/error.h"
 #include "core/utf8.h"
@@ -31,24 +32,82 @@ std::string reason(const nlohmann::json::exception& e) {
   return out;
 }
 
+/// Where the parser is: the path to the value being read ("runs[2].oversub"), so that an error
+/// the parser reports without a position (a number overflow such as 1e999) can name its field.
+class FieldPath {
+ public:
+  void open(bool array) { frames_.push_back({array, {}, 0}); }
+  void close() {
+    if (!frames_.empty()) frames_.pop_back();
+    value_done();
+  }
+  void key(std::string k) {
+    if (!frames_.empty()) frames_.back().key = std::move(k);
+  }
+  void value_done() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+  std::string text() const {
+    std::string f;
+    for (const auto& fr : frames_) {
+      if (fr.array) {
+        f += '[' + std::to_string(fr.index) + ']';
+      } else if (!fr.key.empty()) {
+        if (!f.empty()) f += '.';
+        f += fr.key;
+      }
+    }
+    return f.empty() ? std::string("(top level)") : f;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    std::string key;
+    std::size_t index;
+  };
+  std::vector<Frame> frames_;
+};
+
 template <typename J>
 J parse(std::string_view text, const std::string& where, JsonOptions opts) {
   // The callback sees every container as it opens, with the number of containers around it, so
-  // the limit holds before any deep value exists.
-  const typename J::parser_callback_t limit = [](int depth, typename J::parse_event_t event, J&) {
-    if ((event == J::parse_event_t::object_start || event == J::parse_event_t::array_start) &&
-        depth >= kMaxJsonDepth) {
-      throw TooDeep{};
+  // the limit holds before any deep value exists; it also keeps the path to the current value.
+  FieldPath path;
+  const typename J::parser_callback_t track = [&path](int depth, typename J::parse_event_t event,
+                                                      J& parsed) {
+    using E = typename J::parse_event_t;
+    switch (event) {
+      case E::object_start:
+      case E::array_start:
+        if (depth >= kMaxJsonDepth) throw TooDeep{};
+        path.open(event == E::array_start);
+        break;
+      case E::object_end:
+      case E::array_end:
+        path.close();
+        break;
+      case E::key:
+        path.key(parsed.is_string() ? parsed.template get<std::string>() : std::string());
+        break;
+      case E::value:
+        path.value_done();
+        break;
     }
     return true;
   };
   try {
-    return J::parse(text.begin(), text.end(), limit, /*allow_exceptions=*/true, opts.comments);
+    return J::parse(text.begin(), text.end(), track, /*allow_exceptions=*/true, opts.comments);
   } catch (const TooDeep&) {
     throw JsonTooDeep(where + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
                       " levels");
+  } catch (const nlohmann::json::out_of_range& e) {
+    // "number overflow parsing '1e999'": the parser gives no position, the path names the field.
+    const std::string r = reason(e);
+    const auto q = r.find('\'');
+    throw UserError(where, path.text(),
+                    "number out of range (" + (q == std::string::npos ? r : r.substr(q)) + ")");
   } catch (const nlohmann::json::exception& e) {
-    // parse_error, and out_of_range for numbers such as 1e999.
     throw UserError(where + ": not valid JSON: " + reason(e));
   }
 }

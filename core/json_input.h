@@ -31,8 +31,9 @@ struct JsonOptions {
 };
 
 /// Parses `text`. Every problem is a one-line UserError naming `where`: "<where>: not valid JSON:
-/// <reason>" (syntax, invalid UTF-8, numbers out of range such as 1e999) or "<where>: JSON nested
-/// deeper than 128 levels".
+/// <reason>" (syntax, invalid UTF-8), "<where>: <field>: number out of range ('1e999')" (the field
+/// as a path, "runs[2].oversub", or "(top level)") or "<where>: JSON nested deeper than 128
+/// levels".
 nlohmann::json parse_json(std::string_view text, const std::string& where, JsonOptions opts = {});
 nlohmann::ordered_json parse_ordered_json(std::string_view text, const std::string& where,
                                           JsonOptions opts = {});

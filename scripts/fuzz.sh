@@ -105,6 +105,7 @@ export ASAN_OPTIONS=detect_leaks=0  # in case the seed generator is the instrume
 seeds="$work/seeds"
 mkdir -p "$seeds"/{uvt,uvt_run,metadata,hints,gpu_preset,set_value,policy_params,sweep_spec}
 mkdir -p "$seeds"/{expectations,relation,measurement,nvprof,nsys}
+mkdir -p "$seeds"/{import_text,import_nvbit,import_accelsim}
 # Small traces of different shapes: one launch and many, host loops, hints, several chunks per
 # launch (--chunk-size), unfolded records.
 gen() { "$uvmsim" gen "$@" >/dev/null; }
@@ -173,6 +174,9 @@ cp configs/expectations/*.json "$seeds/expectations/"
 cp configs/calibration/gtx1080ti/*.jsonl "$seeds/measurement/"
 cp tests/data/nvprof_p1_gputrace.csv "$seeds/nvprof/"
 cp tests/data/nsys_um_sample.sql "$seeds/nsys/"
+cp tests/data/import/*.accesses "$seeds/import_text/"
+cp tests/data/import/nvbit_*.txt "$seeds/import_nvbit/"
+cp tests/data/import/accelsim/*.traceg "$seeds/import_accelsim/"
 
 # Dictionaries: JSON syntax plus every key and short string of the target's JSON seeds.
 python3 - "$seeds" <<'EOF'

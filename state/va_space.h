@@ -40,7 +40,11 @@ struct VaBlock {
   unsigned gpu_count = 0;  ///< gpu_resident.count(), kept incrementally
 
   bool has_chunk = false;
-  Tick map_ready_at = 0;          ///< GPU PTEs written by the driver become usable at this time
+  Tick map_ready_at = 0;  ///< GPU PTEs written by the driver become usable at this time
+  /// The block's last copy into GPU memory completes at this time. Copies out of the block wait
+  /// for it: the driver orders every push on a block after the block's tracker
+  /// (uvm_va_block_t.tracker), so a chunk is never copied back before its data has arrived.
+  Tick copies_in_done = 0;
   std::uint32_t mapping_gen = 1;  ///< bumped on every PTE change: invalidates TLB entries
 
   // Advice (cudaMemAdvise), applied per block.

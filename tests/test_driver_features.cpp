@@ -135,6 +135,43 @@ TEST(DriverFeatures, BatchFlushReadsTheEntriesItDiscards) {
   EXPECT_DOUBLE_EQ(batch["driver"]["flush_time_ns"].get<double>(), 0.0);
 }
 
+TEST(DriverFeatures, EvictionWaitsForTheVictimsIncomingCopies) {
+  // Fuzzing defect 10: prefetching 3 blocks into room for 2 evicts the first block while its own
+  // 2 MB copy in is still queued on the HtoD engine. The driver orders the copy-back after the
+  // block's tracker, so it is set up when the copy in ends, never before.
+  TempDir d;
+  const auto t = d.file("p.uvt");
+  TraceBuilder b(t, 6 << 20);
+  b.host(trace::HostEventType::CpuAccess, kBase, 6 << 20, Processor::Cpu,
+         trace::Advice::SetPreferredLocation, AccessKind::Write);
+  b.host(trace::HostEventType::MemPrefetch, kBase, 6 << 20, Processor::Gpu);
+  b.finish();
+  const auto ev = d.file("e.csv");
+  SimConfig cfg = SimConfig::from_preset("gtx1080ti");
+  cfg.set_from_string("hbm.capacity=4M");
+  RunOptions o;
+  o.trace = t;
+  o.events_out = ev;
+  Simulator sim(cfg, o);
+  sim.run();
+  EXPECT_EQ(sim.stats().evictions, 1u);
+  double first_in_end = -1, eviction_start = -1;
+  for (const auto& r : read_events(ev)) {
+    if (r.event != "migration") continue;
+    if (r.direction == "htod" && r.va < kBase + (2u << 20))
+      first_in_end = std::max(first_in_end, r.time_ns + r.duration_ns);
+    if (r.direction == "dtoh") {
+      EXPECT_EQ(r.va, kBase);
+      EXPECT_EQ(r.cause, "eviction");
+      EXPECT_LT(eviction_start, 0) << "one copy-back";
+      eviction_start = r.time_ns;
+    }
+  }
+  ASSERT_GT(first_in_end, 0);
+  // The copy-back's run starts with the engine's per-run set-up (cost.copy_run_ns) after it.
+  EXPECT_NEAR(eviction_start, first_in_end + cfg.cost.copy_run_ns, 0.001);
+}
+
 TEST(DriverFeatures, UserPrefetchAvoidsFaults) {
   TempDir d;
   const auto t = d.file("p.uvt");

@@ -344,7 +344,7 @@ TEST(SweepUsage, UsageErrorsExitTwoAndEveryErrorIsOneLine) {
   };
   // Fuzzing defect 6: a number out of range once escaped as an internal error (exit 3).
   test::write_text(spec, R"({"workloads": [{"generator": "regular"}], "oversub": [0, 1e999]})");
-  expect_usage(uvmsim({"sweep", spec}), spec + ": not valid JSON: number overflow parsing '1e999'");
+  expect_usage(uvmsim({"sweep", spec}), spec + ": oversub[1]: number out of range ('1e999')");
   test::write_text(spec, R"({"workloads": [{"generator": "regular"}], "oversub": "lots"})");
   expect_usage(uvmsim({"sweep", spec}),
                spec + ": oversub: expected a percentage in [0, 100000] or null, got \"lots\"");

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "core/error.h"
+#include "core/json_input.h"
 #include "core/units.h"
 #include "sim/check/expectations.h"
 #include "sim/check/relation.h"
@@ -427,23 +428,23 @@ TEST(SweepProgress, CountsAboveTheTotalKeepTheBarWithinItsWidth) {
       << out.str();
 }
 
-TEST(SweepFiles, ParseJsonNamesTheFieldOfANumberOutOfRange) {
-  // Fuzzing defect 6: 1e999 escaped as an "internal error" without file or field.
-  expect_error([] { sweep::parse_json(R"({"oversub": [0, 1e999]})", "s.json", false); },
+TEST(JsonInput, ANumberOutOfRangeNamesItsField) {
+  // Fuzzing defect 6: 1e999 escaped as an "internal error" without file or field. Every JSON
+  // input (core/json_input) names the field.
+  const auto parse = [](const char* text, bool comments = false) {
+    return parse_ordered_json(text, "s.json", JsonOptions{comments});
+  };
+  expect_error([&] { parse(R"({"oversub": [0, 1e999]})"); },
                {"s.json: oversub[1]: number out of range ('1e999')"});
-  expect_error(
-      [] {
-        sweep::parse_json(R"({"knobs": {"a.b": [1]}, "workloads": [{"x": {"y": -2e999}}]})",
-                          "s.json", false);
-      },
-      {"s.json: workloads[0].x.y: number out of range ('-2e999')"});
-  expect_error([] { sweep::parse_json("1e999", "s.json", false); },
-               {"s.json: (top level): number out of range"});
-  expect_error([] { sweep::parse_json("{\"a\": tru}", "s.json", false); },
-               {"s.json: not valid JSON (", "line 1"});
+  expect_error([&] { parse(R"({"knobs": {"a.b": [1]}, "workloads": [{"x": {"y": -2e999}}]})"); },
+               {"s.json: workloads[0].x.y: number out of range ('-2e999')"});
+  expect_error([&] { parse(R"([[1, 2], {"k": [3, {"z": 1e400}]}])"); },
+               {"s.json: [1].k[1].z: number out of range ('1e400')"});
+  expect_error([&] { parse("1e999"); }, {"s.json: (top level): number out of range"});
+  expect_error([&] { parse("{\"a\": tru}"); }, {"s.json: not valid JSON: ", "line 1"});
   // Comments only where asked for.
-  EXPECT_EQ(sweep::parse_json("// c\n{\"a\": 1}", "s.json", true)["a"], 1);
-  expect_error([] { sweep::parse_json("// c\n{\"a\": 1}", "s.json", false); }, {"not valid JSON"});
+  EXPECT_EQ(parse("// c\n{\"a\": 1}", true)["a"], 1);
+  expect_error([&] { parse("// c\n{\"a\": 1}"); }, {"not valid JSON"});
 }
 
 TEST(SweepFiles, AtomicFileIsCompleteOrAbsent) {

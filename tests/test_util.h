@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/cli/commands.h"
 #include "core/error.h"
+#include "sim/cli/commands.h"
 
 namespace uvmsim::test {
 
@@ -83,6 +83,7 @@ struct CsvRow {
   unsigned long long bytes;
   std::string direction, cause;
   unsigned long long pages;
+  double duration_ns = 0;
 };
 
 inline std::vector<CsvRow> read_events(const std::string& path) {
@@ -98,7 +99,8 @@ inline std::vector<CsvRow> read_events(const std::string& path) {
     while (std::getline(ss, x, ',')) f.push_back(x);
     while (f.size() < 9) f.emplace_back();
     rows.push_back({std::stod(f[0]), f[1], std::stol(f[2]), std::stoull(f[3], nullptr, 16),
-                    std::stoull(f[4]), f[5], f[6], std::stoull(f[7])});
+                    std::stoull(f[4]), f[5], f[6], std::stoull(f[7]),
+                    f[8].empty() ? 0.0 : std::stod(f[8])});
   }
   return rows;
 }

@@ -16,7 +16,9 @@ class CopyEngines {
   explicit CopyEngines(DriverContext& dc);
   /// Queues one copy per contiguous run of `pages` of `b`, no earlier than `start`, host to
   /// device if `htod`; st.copy_done becomes the latest completion; adds the bytes to `bytes_out`.
-  void copy_runs(const VaBlock& b, const PageMask& pages, bool htod, const char* cause, Tick start,
+  /// A copy out of the GPU also waits for the block's copies in (b.copies_in_done), which a copy
+  /// in extends.
+  void copy_runs(VaBlock& b, const PageMask& pages, bool htod, const char* cause, Tick start,
                  ServiceTimes& st, std::uint64_t& bytes_out);
 
  private:

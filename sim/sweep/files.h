@@ -71,12 +71,6 @@ std::size_t remove_stale_temp_files(const std::filesystem::path& dir);
 /// Reads a whole file; throws UserError naming it if it cannot be read.
 std::string read_file(const std::filesystem::path& p);
 
-/// Parses the JSON text of file `where` (// and /* */ comments allowed if `comments`). A syntax
-/// error is a UserError "<where>: not valid JSON (<line and column>)"; a number too large for a
-/// double (1e999) one naming the field, "<where>: oversub[1]: number out of range (1e999)".
-/// Never lets a JSON library exception through.
-nlohmann::ordered_json parse_json(const std::string& text, const std::string& where, bool comments);
-
 /// An exclusive advisory lock (flock) on `dir`/.lock, held for the object's lifetime.
 /// Throws UserError if another process holds it (another sweep is using the directory).
 class DirLock {
