@@ -6,6 +6,12 @@
 // by time into a ring of ~1 ns buckets; a bitmap finds the next non-empty bucket, the bucket
 // being drained is sorted once, and events beyond the ring's horizon wait in an overflow heap.
 // Push and pop are O(1) amortised instead of O(log n) over thousands of warps.
+//
+// Memory is bounded by the events in flight, not by how many have passed: the bucket being
+// drained is copied into one dedicated buffer, and a drained ring bucket keeps at most
+// kKeptCapacity events of capacity. (Swapping the drained bucket with that buffer, as an earlier
+// version did, carried each replay burst's capacity into a ring slot; over a long oversubscribed
+// run every one of the 16 Ki slots ended up holding a burst's worth: ~8 bytes per access.)
 #pragma once
 
 #include <algorithm>
@@ -36,6 +42,8 @@ class EventQueue {
  public:
   static constexpr unsigned kBucketBits = 12;         ///< 1.024 ns buckets
   static constexpr std::uint64_t kBuckets = 1 << 14;  ///< 67 us horizon
+  /// A drained ring bucket with more capacity than this releases it (events, 384 bytes).
+  static constexpr std::size_t kKeptCapacity = 16;
 
   EventQueue() : buckets_(kBuckets), nonempty_(kBuckets / 64, 0) { current_.reserve(1024); }
 
@@ -70,6 +78,13 @@ class EventQueue {
     --size_;
     return current_[head_++];
   }
+  /// Bytes of event storage the queue holds (capacity, not just events in flight): what the
+  /// bounded-memory test watches.
+  std::size_t reserved_bytes() const {
+    std::size_t n = current_.capacity() + overflow_.capacity();
+    for (const auto& b : buckets_) n += b.capacity();
+    return n * sizeof(Event);
+  }
 
  private:
   struct Later {
@@ -103,7 +118,12 @@ class EventQueue {
     const std::uint64_t next = next_bucket();
     cur_index_ = next ? next : overflow_.front().time >> kBucketBits;
     const std::size_t slot = cur_index_ % kBuckets;
-    current_.swap(buckets_[slot]);
+    std::vector<Event>& bucket = buckets_[slot];
+    current_.insert(current_.end(), bucket.begin(), bucket.end());
+    if (bucket.capacity() > kKeptCapacity)
+      std::vector<Event>().swap(bucket);
+    else
+      bucket.clear();
     nonempty_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
     while (!overflow_.empty() && (overflow_.front().time >> kBucketBits) < cur_index_ + kBuckets) {
       std::pop_heap(overflow_.begin(), overflow_.end(), Later{});
