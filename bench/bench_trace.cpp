@@ -6,8 +6,11 @@
 //   file_bytes/s compressed file bytes consumed per second
 #include <benchmark/benchmark.h>
 #include <unistd.h>
+#include <zstd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -87,6 +90,35 @@ void BM_DecodeTrace(benchmark::State& state, const char* gen, std::uint64_t foot
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1024);
 }
 
+/// The floor BM_DecodeTrace is compared with: zstd decompression alone of the same trace's
+/// frames (read into memory once), no checksum, no record decoding. Issue 16's goal is decode at
+/// >= 50 % of this rate (compare the two benchmarks' bytes/s on the same trace).
+void BM_RawZstd(benchmark::State& state, const char* gen, std::uint64_t footprint) {
+  const std::string& path = cache().get(gen, footprint, {});
+  trace::TraceReader reader(path);
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<char> file{std::istreambuf_iterator<char>(in),
+                               std::istreambuf_iterator<char>()};
+  std::uint64_t raw = 0, largest = 0;
+  for (const auto& c : reader.chunks()) {
+    raw += c.raw_bytes;
+    largest = std::max(largest, c.raw_bytes);
+  }
+  std::vector<char> out(largest);
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  for (auto _ : state) {
+    for (const auto& c : reader.chunks()) {
+      const std::size_t n = ZSTD_decompressDCtx(dctx, out.data(), c.raw_bytes,
+                                                file.data() + c.offset, c.compressed_bytes);
+      if (ZSTD_isError(n)) state.SkipWithError(ZSTD_getErrorName(n));
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  ZSTD_freeDCtx(dctx);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(raw));
+}
+
 /// Record decoding alone (WarpStream::next over an already decompressed chunk), to separate it
 /// from zstd's share of BM_DecodeTrace.
 void BM_WarpStreamOnly(benchmark::State& state, const char* gen, std::uint64_t footprint) {
@@ -126,6 +158,8 @@ BENCHMARK_CAPTURE(BM_DecodeTrace, stream_768M, "stream", 768 << 20, {})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_DecodeTrace, vecadd_768M, "vecadd", 768 << 20, {})
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RawZstd, random_2G, "random", 2 * kGiB)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RawZstd, stream_768M, "stream", 768 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WarpStreamOnly, random_2G, "random", 2 * kGiB)->Unit(benchmark::kMillisecond);
 
 }  // namespace

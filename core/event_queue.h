@@ -6,6 +6,14 @@
 // by time into a ring of ~1 ns buckets; a bitmap finds the next non-empty bucket, the bucket
 // being drained is sorted once, and events beyond the ring's horizon wait in an overflow heap.
 // Push and pop are O(1) amortised instead of O(log n) over thousands of warps.
+//
+// Memory is bounded by the events in flight, not by how many have passed: the bucket being
+// drained is copied into one dedicated buffer, and a drained ring bucket keeps its capacity only
+// if that is at most kKeptCapacity events and the ring's kept capacity stays within
+// kKeptRingCapacity (small vectors in all 16 Ki slots would otherwise add up to 6 MB). (Swapping
+// the drained bucket with that buffer, as an earlier version did, carried each replay burst's
+// capacity into a ring slot; over a long oversubscribed run every one of the 16 Ki slots ended up
+// holding a burst's worth: ~8 bytes per access.)
 #pragma once
 
 #include <algorithm>
@@ -36,6 +44,10 @@ class EventQueue {
  public:
   static constexpr unsigned kBucketBits = 12;         ///< 1.024 ns buckets
   static constexpr std::uint64_t kBuckets = 1 << 14;  ///< 67 us horizon
+  /// A drained ring bucket with more capacity than this releases it (events, 384 bytes).
+  static constexpr std::size_t kKeptCapacity = 16;
+  /// Events of capacity all drained ring buckets may keep together (96 KB).
+  static constexpr std::size_t kKeptRingCapacity = 4096;
 
   EventQueue() : buckets_(kBuckets), nonempty_(kBuckets / 64, 0) { current_.reserve(1024); }
 
@@ -51,8 +63,7 @@ class EventQueue {
       current_.insert(pos, e);
     } else if (idx < cur_index_ + kBuckets) {
       const std::size_t slot = idx % kBuckets;
-      buckets_[slot].push_back(e);
-      nonempty_[slot / 64] |= std::uint64_t{1} << (slot % 64);
+      push_to_bucket(slot, e);
     } else {
       overflow_.push_back(e);
       std::push_heap(overflow_.begin(), overflow_.end(), Later{});
@@ -69,6 +80,13 @@ class EventQueue {
     settle();
     --size_;
     return current_[head_++];
+  }
+  /// Bytes of event storage the queue holds (capacity, not just events in flight): what the
+  /// bounded-memory test watches.
+  std::size_t reserved_bytes() const {
+    std::size_t n = current_.capacity() + overflow_.capacity();
+    for (const auto& b : buckets_) n += b.capacity();
+    return n * sizeof(Event);
   }
 
  private:
@@ -94,6 +112,14 @@ class EventQueue {
     return 0;
   }
 
+  void push_to_bucket(std::size_t slot, const Event& e) {
+    std::vector<Event>& b = buckets_[slot];
+    const std::size_t before = b.capacity();
+    b.push_back(e);
+    ring_capacity_ += b.capacity() - before;
+    nonempty_[slot / 64] |= std::uint64_t{1} << (slot % 64);
+  }
+
   /// Makes current_[head_] the earliest event.
   void settle() {
     if (head_ < current_.size()) return;
@@ -103,7 +129,14 @@ class EventQueue {
     const std::uint64_t next = next_bucket();
     cur_index_ = next ? next : overflow_.front().time >> kBucketBits;
     const std::size_t slot = cur_index_ % kBuckets;
-    current_.swap(buckets_[slot]);
+    std::vector<Event>& bucket = buckets_[slot];
+    current_.insert(current_.end(), bucket.begin(), bucket.end());
+    if (bucket.capacity() > kKeptCapacity || ring_capacity_ > kKeptRingCapacity) {
+      ring_capacity_ -= bucket.capacity();
+      std::vector<Event>().swap(bucket);
+    } else {
+      bucket.clear();
+    }
     nonempty_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
     while (!overflow_.empty() && (overflow_.front().time >> kBucketBits) < cur_index_ + kBuckets) {
       std::pop_heap(overflow_.begin(), overflow_.end(), Later{});
@@ -113,8 +146,7 @@ class EventQueue {
       if (idx == cur_index_) {
         current_.push_back(e);
       } else {
-        buckets_[idx % kBuckets].push_back(e);
-        nonempty_[(idx % kBuckets) / 64] |= std::uint64_t{1} << (idx % 64);
+        push_to_bucket(idx % kBuckets, e);
       }
     }
     std::sort(current_.begin(), current_.end(),
@@ -129,6 +161,7 @@ class EventQueue {
   std::uint64_t cur_index_ = 0;  ///< time >> kBucketBits of the bucket being drained
   std::size_t size_ = 0;
   std::uint64_t seq_ = 0;
+  std::size_t ring_capacity_ = 0;  ///< events of capacity held by the ring buckets
 };
 
 }  // namespace uvmsim

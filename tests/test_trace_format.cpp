@@ -11,32 +11,10 @@
 #include <random>
 
 #include "core/error.h"
+#include "tests/alloc_counter.h"
 #include "tests/test_util.h"
 #include "traces/trace.h"
 #include "traces/trace_codec.h"
-
-// Counts heap allocations so that tests can assert that steady-state decoding allocates nothing.
-// Replacing the global operator new/delete is the only portable way to observe this. GCC 12 then
-// warns (falsely) that inlined library code frees memory from a "mismatched" allocator, because it
-// sees the malloc inside our operator new; the pairing is correct, so the warning is silenced here.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<std::uint64_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-// The nothrow form must come from the same allocator (std::stable_sort's temporary buffer uses it
-// and returns it through the sized delete below; under ASan a mix is an alloc-dealloc mismatch).
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n == 0 ? 1 : n);
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace uvmsim::trace {
 namespace {
@@ -294,6 +272,28 @@ TEST(TraceCodec, VarintAndZigzag) {
 
 TEST(TraceCodec, Crc32IsTheStandardIeeeCrc) {
   EXPECT_EQ(codec::crc32("123456789", 9), 0xCBF43926u);  // the documented check value
+}
+
+TEST(TraceCodec, SlicedCrc32EqualsTheBytewiseDefinitionAtEveryLengthAndAlignment) {
+  // The slicing-by-8 loop handles 8 bytes at a time and the tail bytewise: compare it with the
+  // definition (one bit at a time) for lengths 0..80 at offsets 0..7, so every split of a buffer
+  // into 8-byte words and a tail, at every alignment, is covered.
+  auto bitwise = [](const std::uint8_t* p, std::size_t n) {
+    std::uint32_t c = 0xFFFFFFFFu;
+    for (std::size_t i = 0; i < n; ++i) {
+      c ^= p[i];
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ ((c & 1) ? 0xEDB88320u : 0u);
+    }
+    return c ^ 0xFFFFFFFFu;
+  };
+  std::mt19937 rng(16);
+  std::vector<std::uint8_t> buf(96);
+  for (auto& b : buf) b = static_cast<std::uint8_t>(rng());
+  for (std::size_t off = 0; off < 8; ++off)
+    for (std::size_t n = 0; n <= 80; ++n)
+      ASSERT_EQ(codec::crc32(buf.data() + off, n), bitwise(buf.data() + off, n))
+          << "offset " << off << " length " << n;
+  EXPECT_EQ(codec::crc32("", 0), 0u);
 }
 
 TEST(TraceCodec, PageTouchRecordsAreTwoBytes) {
@@ -607,11 +607,11 @@ TEST(LaunchStream, SteadyStateStreamingDoesNotAllocate) {
   // Warm up past threadblock 128, where the threadblock id's varint (and so the chunk) grows by
   // a byte and the reused buffers grow once.
   for (int i = 0; i < 200; ++i) ASSERT_TRUE(step());
-  const std::uint64_t before = g_allocations.load();
+  const std::uint64_t before = test::allocations();
   int n = 0;
   while (step()) ++n;
   EXPECT_EQ(n, 200);
-  EXPECT_EQ(g_allocations.load() - before, 0u);
+  EXPECT_EQ(test::allocations() - before, 0u);
 }
 
 // ---- corrupt files ----------------------------------------------------------------------------

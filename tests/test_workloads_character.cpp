@@ -54,7 +54,7 @@ TEST(WorkloadCharacter, StreamingKernelsFaultBlocksInAddressOrder) {
   // First population of each 2 MB block — a demand migration of CPU-initialised inputs, a zero
   // fill of the outputs — in simulated-time order, per allocation.
   // Rows in time order; equal times keep file order. (std::sort on indices: std::stable_sort's
-  // temporary buffer trips the allocation-counting operator new of test_trace_format.cpp.)
+  // temporary buffer trips the allocation-counting operator new of tests/alloc_counter.cpp.)
   const auto events = read_events(dir.file("events.csv"));
   std::vector<std::size_t> order(events.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;

@@ -154,7 +154,7 @@ void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t
                        std::vector<TbEntry>& out, const std::string* where,
                        std::uint64_t chunk_index, ChunkTotals* totals = nullptr);
 
-/// CRC-32 (IEEE, as used by zip/PNG) via boost::crc_32_type.
+/// CRC-32 (IEEE, as used by zip/PNG), slicing-by-8.
 std::uint32_t crc32(const void* data, std::size_t n);
 
 }  // namespace uvmsim::trace::codec

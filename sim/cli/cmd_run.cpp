@@ -104,7 +104,9 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
   out << "  TLB hit rate  : L1 " << std::setprecision(1) << l1 << "%, L2 " << l2 << "%\n";
   out << "  throughput    : " << std::setprecision(3) << s.wall_seconds << " s wall, "
       << std::setprecision(2) << (s.wall_seconds > 0 ? s.accesses / s.wall_seconds / 1e6 : 0.0)
-      << " M accesses/s\n";
+      << " M accesses/s, "
+      << (s.wall_seconds > 0 ? static_cast<double>(s.gpu_faults) / s.wall_seconds / 1e6 : 0.0)
+      << " M fault entries/s\n";
 }
 
 int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
@@ -218,7 +220,11 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
     out << "throughput: " << sim.stats().accesses << " accesses in " << sim.stats().wall_seconds
         << " s = "
         << (sim.stats().wall_seconds > 0 ? sim.stats().accesses / sim.stats().wall_seconds : 0)
-        << " accesses/s\n";
+        << " accesses/s, " << sim.stats().gpu_faults << " fault entries = "
+        << (sim.stats().wall_seconds > 0
+                ? static_cast<double>(sim.stats().gpu_faults) / sim.stats().wall_seconds
+                : 0)
+        << " fault entries/s\n";
   } else {
     print_summary(out, sim, j);
   }
