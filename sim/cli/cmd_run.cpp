@@ -160,6 +160,10 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
       "write statistics + resolved config as JSON (complete or not at all: written to a "
       "temporary and renamed)")("events-out", po::value<std::string>(),
                                 "write batches/migrations/evictions as CSV (likewise)")(
+      "interval-out", po::value<std::string>(),
+      "write interval statistics as JSON lines, one per --interval-us of simulated time "
+      "(docs/stats.md; likewise)")("interval-us", po::value<double>(),
+                                   "simulated microseconds per --interval-out line (default 100)")(
       "quiet,q", "print only the throughput line")(
       "list-knobs", "list every configuration knob (the engine's and the policies')")(
       "format", po::value<std::string>()->default_value("text"),
@@ -213,7 +217,19 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   // Outputs are written under temporary names and renamed only once complete, so a full disk or
   // a failed run never leaves a truncated file under the name asked for. The temporaries are
   // created now: a bad path fails at once, not after a long run.
-  std::optional<sweep::AtomicFile> stats_file, events_file;
+  std::optional<sweep::AtomicFile> stats_file, events_file, interval_file;
+  if (vm.count("interval-us")) {
+    const double us = vm["interval-us"].as<double>();
+    if (!vm.count("interval-out")) throw UsageError("--interval-us: needs --interval-out FILE");
+    if (!(us >= 0.001 && us <= 1e9))
+      throw UsageError("--interval-us: value must be in [0.001, 1e9] microseconds, got " +
+                       std::to_string(us));
+    opts.interval = static_cast<Tick>(us * static_cast<double>(kPsPerUs));
+  }
+  if (vm.count("interval-out")) {
+    interval_file.emplace(vm["interval-out"].as<std::string>(), "--interval-out");
+    opts.interval_out = interval_file->temp_path().string();
+  }
   if (vm.count("stats-out")) stats_file.emplace(vm["stats-out"].as<std::string>(), "--stats-out");
   if (vm.count("events-out")) {
     events_file.emplace(vm["events-out"].as<std::string>(), "--events-out");
@@ -236,6 +252,7 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   }
   const nlohmann::json j = sim.to_json();
   if (events_file) events_file->commit();
+  if (interval_file) interval_file->commit();
   if (stats_file) {
     stats_file->write(j.dump(2) + "\n");
     stats_file->commit();
