@@ -410,6 +410,7 @@ def fig_link_traffic(sw, gpu, info=None):
         idx = [x for x in present if x[0] == d].index((d, c, _))
         cause_color[(d, c)] = cmaps[d](0.45 + 0.5 * idx / max(1, len([x for x in present if x[0] == d]) - 1 or 1))
     layer_label = {"htod": "HtoD ", "dtoh": "DtoH ", "remote": "remote (zero-copy) "}
+    totals = []
     for wi, w in enumerate(sw.workloads):
         for li, level in enumerate(sw.levels):
             ax = axs[wi][li]
@@ -421,6 +422,17 @@ def fig_link_traffic(sw, gpu, info=None):
                        edgecolor="black", linewidth=0.3, hatch="xx" if d == "remote" else None,
                        label=layer_label[d] + c.replace("_", " "))
                 bottom = [b + y for b, y in zip(bottom, ys)]
+            # Whiskers on the stack: min-max over seeds of each point's total link bytes.
+            for si, s in enumerate(sw.series):
+                pts = sw.select(gpu=gpu, level=level, workload=w, series=s)
+                tot = [sum(num(r.get(col)) or 0.0 for _, _, col in present) / 2**20 for r in pts]
+                if len(tot) > 1:
+                    ax.errorbar([si], [bottom[si]], yerr=[[max(0.0, bottom[si] - min(tot))],
+                                                          [max(0.0, max(tot) - bottom[si])]],
+                                fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
+                totals.append({"workload": w, "level": level, "series": s, "mib": bottom[si],
+                               "min": min(tot) if tot else None,
+                               "max": max(tot) if tot else None, "n": len(tot)})
             ax.set_xticks(range(len(sw.series)))
             ax.set_xticklabels([sw.label(s) for s in sw.series], rotation=45, ha="right", fontsize=8)
             if wi == nr - 1 and li == 0:
@@ -436,7 +448,7 @@ def fig_link_traffic(sw, gpu, info=None):
                bbox_to_anchor=(0.5, 1.0 + 0.04 * math.ceil(len(labels) / 4) / max(1, nr)))
     if info is not None:
         info.update({"kind": "stacked", "layers": [layer_label[d] + c.replace("_", " ")
-                                                   for d, c, _ in present]})
+                                                   for d, c, _ in present], "totals": totals})
     kinds = ["HtoD copies: blue", "DtoH copies: orange"]
     if any(d == "remote" for d, _, _ in present):
         kinds.append("zero-copy remote accesses: grey, hatched")

@@ -4,6 +4,7 @@ against hand-made results tables whose every value is known; then a real sweep e
 
 import csv
 import json
+import re
 import subprocess
 import sys
 
@@ -109,6 +110,10 @@ def test_remote_traffic_is_a_layer_of_the_link_figure(synthetic):
     m, _ = synthetic
     layers = m["figures"]["link_traffic"]["layers"]
     assert layers == ["HtoD demand", "remote (zero-copy) read", "remote (zero-copy) write"]
+    host = [t for t in m["figures"]["link_traffic"]["totals"]
+            if t["series"] == "host" and t["level"] == "0"][0]
+    assert host["n"] == 3 and host["mib"] == pytest.approx(1 + 4 + 2)  # demand + read + write
+    assert host["min"] == host["max"] == pytest.approx(7)
 
 
 def test_placement_schemes_are_marked_and_the_palette_stays_distinct(synthetic):
@@ -178,3 +183,51 @@ def test_bad_events_csv_is_a_one_line_error(tmp_path):
     p = subprocess.run([sys.executable, str(SCRIPT), str(ev), str(tmp_path / "t")],
                        capture_output=True, text=True)
     assert p.returncode == 1 and "%s:2: malformed row" % ev in p.stderr
+
+
+def test_a_real_sweep_with_seeds_input_seeds_and_a_placement_scheme(cli, binary, tmp_path):
+    spec = tmp_path / "s.json"
+    spec.write_text(json.dumps({
+        "name": "seeds",
+        "workloads": [{"name": "random", "generator": "random", "footprint": "6M",
+                       "params": {"init": "cpu"}}],
+        "policies": [{"name": "uvm", "preset": "uvm"}, {"name": "rand", "eviction": "random"},
+                     {"name": "host", "placement": "host"}],
+        "oversub": [0, 50], "seeds": [1, 2], "input_seeds": [7, 8]}))
+    p = subprocess.run([binary, "sweep", str(spec), "--out", str(tmp_path / "o"), "--jobs", "1",
+                        "--progress", "none"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    # uvm and host draw no random numbers: their seed points repeat one run, and the sweep says so.
+    assert re.search(r"note: \d+ group\(s\) of points gave identical statistics for all 2 "
+                     r"seeds \(the policy draws no random numbers\), e.g. 'random policy=uvm "
+                     r"oversub=0 input_seed=7'", p.stderr), p.stderr
+    header = (tmp_path / "o" / "results.csv").read_text().splitlines()[0].split(",")
+    assert header[header.index("oversub") + 1:header.index("oversub") + 3] == ["seed",
+                                                                               "input_seed"]
+    out = cli("report", tmp_path / "o")
+    assert "figures.json" in out
+    m = json.loads((tmp_path / "o" / "report" / "figures.json").read_text())
+    assert m["seed_axes"] == ["seed", "input_seed"]
+    assert m["placement_series"] == ["host"]
+    bars = [b for p in m["figures"]["page_faults"]["panels"] for b in p["bars"]]
+    assert {b["n"] for b in bars} == {4}  # 2 seeds x 2 input seeds per bar
+    # The two inputs differ, so even the deterministic driver policy has a spread.
+    assert any(b["min"] < b["max"] for b in bars if b["series"] == "uvm")
+    layers = m["figures"]["link_traffic"]["layers"]
+    assert "remote (zero-copy) read" in layers
+    panel50 = [p for p in m["figures"]["page_faults"]["panels"] if p["level"] == "50"][0]
+    assert panel50["achieved"] == [50.0, 50.0]  # 3 chunks -> 2: exactly 50 %
+
+
+def test_report_of_a_runs_events_csv(cli, binary, tmp_path):
+    t = tmp_path / "t.uvt"
+    cli("gen", "random", "--footprint", "6M", "-o", t)
+    cli("run", "--gpu", "gtx1080ti", "--trace", t, "--oversub", "50", "--events-out",
+        tmp_path / "e.csv", "--stats-out", tmp_path / "s.json", "-q")
+    cli("report", tmp_path / "e.csv")
+    m = json.loads((tmp_path / "e-report" / "figures.json").read_text())
+    stats = json.loads((tmp_path / "s.json").read_text())
+    tl = m["figures"]["timeline"]
+    assert tl["evictions"] == stats["evictions"]
+    assert sum(tl["htod_mib_by_cause"].values()) * 2**20 == pytest.approx(stats["htod_bytes"])
+    assert m["figures"]["batch_time_cdf"]["batches"] == stats["fault_batches"]
