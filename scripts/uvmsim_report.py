@@ -642,13 +642,19 @@ def timeline_report(path, out_dir, bins=200):
     causes = list(OrderedDict.fromkeys(r[3] for r in rows if r[1] == "migration" and r[2] == "htod"))
     htod = {c: binned(lambda r, c=c: r[1] == "migration" and r[2] == "htod" and r[3] == c,
                       lambda r: r[4] / 2**20) for c in causes}
-    dtoh = binned(lambda r: (r[1] == "migration" and r[2] == "dtoh") or r[1] == "eviction",
-                  lambda r: r[4] / 2**20)
+    # An eviction's copy-back is logged as DtoH `migration` rows (cause eviction) and then one
+    # `eviction` row: the bytes are counted from the migrations only.
+    dtoh = binned(lambda r: r[1] == "migration" and r[2] == "dtoh", lambda r: r[4] / 2**20)
     evictions = binned(lambda r: r[1] == "eviction", lambda r: 1)
     # GPU-resident memory: pages arrive by HtoD migration or zero-fill, leave by eviction (its
-    # `pages` are the GPU-resident pages, copied back or not) or a DtoH migration.
-    delta = binned(lambda r: r[1] in ("migration", "zero_fill", "eviction"),
-                   lambda r: (-1 if (r[1] == "eviction" or r[2] == "dtoh") else 1) * r[5] * 4096)
+    # `pages` are the GPU-resident pages, copied back or not) or by another DtoH migration.
+    def resident_delta(r):
+        if r[1] == "eviction":
+            return -r[5] * 4096
+        if r[1] == "migration" and r[2] == "dtoh":
+            return 0 if r[3] == "eviction" else -r[5] * 4096
+        return r[5] * 4096
+    delta = binned(lambda r: r[1] in ("migration", "zero_fill", "eviction"), resident_delta)
     resident, acc = [], 0.0
     for d in delta:
         acc += d
@@ -695,7 +701,8 @@ def timeline_report(path, out_dir, bins=200):
         "timeline": {"bins": bins, "bin_ns": width, "fault_entries": sum(faults),
                      "htod_mib_by_cause": {c: sum(v) for c, v in htod.items()},
                      "dtoh_mib": sum(dtoh), "evictions": sum(evictions),
-                     "max_resident_mib": max(resident), "final_resident_mib": resident[-1]},
+                     "min_resident_mib": min(resident), "max_resident_mib": max(resident),
+                     "final_resident_mib": resident[-1]},
         "batch_time_cdf": {"batches": len(times), "min_us": times[0] if times else None,
                            "max_us": times[-1] if times else None}}}
     write_manifest(out_dir, manifest)

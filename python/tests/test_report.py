@@ -156,13 +156,15 @@ def test_timeline_of_an_events_csv(tmp_path):
         "10.000,migration,0,0x3000,4096,htod,demand,1,5.000\n"
         "12.000,migration,0,0x4000,61440,htod,prefetch,15,9.000\n"
         "20.000,batch,0,0x0,65536,,,3,20.000\n"
-        "50.000,eviction,-1,0x0,65536,dtoh,eviction,18,30.000\n"
+        "49.000,migration,-1,0x3000,65536,dtoh,eviction,16,30.000\n"
+        "50.000,eviction,-1,0x0,65536,dtoh,eviction,18,0.000\n"
         "90.000,batch,1,0x0,0,,,5,10.000\n")
     m = report(ev, tmp_path / "t")
     t = m["figures"]["timeline"]
     assert t["fault_entries"] == 8
     assert t["htod_mib_by_cause"] == {"demand": 4096 / 2**20, "prefetch": 61440 / 2**20}
     assert t["evictions"] == 1
+    assert t["dtoh_mib"] == 65536 / 2**20  # the copy-back once, not again for the eviction row
     assert t["max_resident_mib"] == pytest.approx(18 * 4096 / 2**20)
     assert t["final_resident_mib"] == 0
     cdf = m["figures"]["batch_time_cdf"]
@@ -230,4 +232,9 @@ def test_report_of_a_runs_events_csv(cli, binary, tmp_path):
     tl = m["figures"]["timeline"]
     assert tl["evictions"] == stats["evictions"]
     assert sum(tl["htod_mib_by_cause"].values()) * 2**20 == pytest.approx(stats["htod_bytes"])
+    assert tl["dtoh_mib"] * 2**20 == pytest.approx(stats["dtoh_bytes"])
+    # Pages in minus pages out never drops below zero and ends at most at the GPU's capacity.
+    assert tl["min_resident_mib"] >= 0
+    assert 0 <= tl["final_resident_mib"] <= tl["max_resident_mib"]
+    assert tl["max_resident_mib"] <= stats["memory"]["capacity_bytes"] / 2**20
     assert m["figures"]["batch_time_cdf"]["batches"] == stats["fault_batches"]
