@@ -675,9 +675,16 @@ def timeline_report(path, out_dir, bins=200):
     axs[3].plot(centres, resident, color=PALETTE[3])
     axs[3].set_ylabel("GPU-resident\nMiB (end of bin)")
     axs[3].set_xlabel("simulated time (ms); bin = %.3g us" % (width / 1e3))
+    for ax in axs[:3]:
+        ax.set_ylim(bottom=0)
     for ax in axs:
         ax.grid(linestyle=":", linewidth=0.5)
-        ax.set_ylim(bottom=0)
+    if min(resident) < 0:
+        # Copies are logged when their first byte moves, evictions when they start: a chunk
+        # evicted before its incoming copies began (driver-model defect 10) shows as negative.
+        axs[3].axhline(0, color="black", linewidth=0.6)
+        axs[3].set_title("below 0: a chunk evicted before its incoming copies started "
+                         "(copies are logged when their first byte moves)", fontsize=8)
     fig.suptitle("Timeline of %s" % os.path.basename(path))
     fig.tight_layout()
     written = []
@@ -711,7 +718,9 @@ def timeline_report(path, out_dir, bins=200):
 <h1>Timeline of %s</h1>
 <figure><img src="timeline.png" alt="timeline"><figcaption>Per time bin: fault-buffer entries
 fetched by the driver, HtoD bytes by cause and DtoH bytes, evicted chunks, and GPU-resident
-memory (pages in minus pages out).</figcaption></figure>
+memory (pages in minus pages out; a copy counts when its first byte moves, an eviction when it
+starts, so a value below 0 means a chunk was evicted before its incoming copies
+started).</figcaption></figure>
 <figure><img src="batch_time_cdf.png" alt="batch time CDF"><figcaption>CDF of fault-batch service
 time (fetch to replay push).</figcaption></figure>
 </body></html>
