@@ -219,9 +219,6 @@ class Sweep:
         a = self.achieved(level=level, **where)
         if a is None or level in (None, "", "none"):
             return t
-        req = float(level)
-        if abs(a[0] - req) < 0.05 and abs(a[1] - req) < 0.05:
-            return t + " (achieved)"
         rng = "%.1f %%" % a[0] if abs(a[1] - a[0]) < 0.05 else "%.1f-%.1f %%" % a
         return t + "\n(achieved %s)" % rng
 
@@ -536,6 +533,7 @@ def fig_prefetch_use(sw, gpu, info=None):
     fig, axs = plt.subplots(nr, nc, figsize=(max(2.6, 0.32 * len(sw.series) + 1.3) * nc, 2.9 * nr),
                             squeeze=False, sharey="row")
     cells = []
+    row_top = [0.0] * nr
     for wi, w in enumerate(sw.workloads):
         for li, level in enumerate(sw.levels):
             ax = axs[wi][li]
@@ -562,10 +560,13 @@ def fig_prefetch_use(sw, gpu, info=None):
             ax.grid(axis="y", linestyle=":", linewidth=0.5)
             ax.set_axisbelow(True)
             ax.yaxis.set_major_formatter(FuncFormatter(human_count))
+            row_top[wi] = max(row_top[wi], max(bottom + [1.0]))
             if wi == 0:
                 ax.set_title(sw.level_title(level, gpu=gpu), fontsize=10)
             if li == 0:
                 ax.set_ylabel("%s\nprefetched 4 KB pages" % w)
+    for wi in range(nr):
+        axs[wi][0].set_ylim(0, row_top[wi] * 1.15)  # room for the accuracy labels
     handles, labels = axs[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=3, frameon=False,
                bbox_to_anchor=(0.5, 1.0 + 0.04 / max(1, nr)))
