@@ -43,7 +43,9 @@ TEST(IntervalStats, LinesPartitionTheRunAndSumToTheTotals) {
     const auto& l = lines[k];
     EXPECT_EQ(l["interval"].get<std::uint64_t>(), k);
     EXPECT_DOUBLE_EQ(l["start_ns"].get<double>(), 20000.0 * static_cast<double>(k));
-    if (k + 1 < lines.size()) EXPECT_DOUBLE_EQ(l["end_ns"].get<double>(), 20000.0 * (k + 1));
+    if (k + 1 < lines.size()) {
+      EXPECT_DOUBLE_EQ(l["end_ns"].get<double>(), 20000.0 * (k + 1));
+    }
     faults += l["gpu_faults"].get<std::uint64_t>();
     batches += l["fault_batches"].get<std::uint64_t>();
     evictions += l["evictions"].get<std::uint64_t>();
