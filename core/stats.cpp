@@ -163,6 +163,47 @@ nlohmann::json Stats::placement_json() const {
           {"host_time_ns", pl.host_time / kPsPerNs}};
 }
 
+const char* to_string(PrefetchCause c) {
+  switch (c) {
+    case PrefetchCause::Prefetch:
+      return "prefetch";
+    case PrefetchCause::RegionPrefetch:
+      return "region_prefetch";
+    case PrefetchCause::UserPrefetch:
+      return "user_prefetch";
+    case PrefetchCause::Placement:
+      return "placement";
+    case PrefetchCause::kCount:
+      break;
+  }
+  return "?";
+}
+
+nlohmann::json Stats::prefetch_use_json() const {
+  // accuracy = useful / resolved (pages still unresolved at the end are neither);
+  // coverage = useful / (useful + demand): the share of first accesses a prefetch served.
+  nlohmann::json j = nlohmann::json::object();
+  const auto& u = prefetch_use;
+  // null, not 0, when nothing was resolved: "no prefetch" is not "every prefetch wasted".
+  auto share = [](std::uint64_t a, std::uint64_t b) {
+    return b ? nlohmann::json(static_cast<double>(a) / static_cast<double>(b)) : nlohmann::json();
+  };
+  std::uint64_t all_useful = 0;
+  for (std::size_t c = 0; c < PrefetchUseStats::kCauses; ++c) {
+    all_useful += u.useful[c];
+    j[to_string(static_cast<PrefetchCause>(c))] = {
+        {"pages", u.pages[c]},
+        {"useful", u.useful[c]},
+        {"useless", u.useless[c]},
+        {"unresolved", u.unresolved(c)},
+        {"accuracy", share(u.useful[c], u.useful[c] + u.useless[c])},
+        {"coverage", share(u.useful[c], u.useful[c] + u.demand_pages)}};
+  }
+  j["demand_pages"] = u.demand_pages;
+  j["coverage"] = share(all_useful, all_useful + u.demand_pages);
+  return j;
+}
+
 nlohmann::json Stats::to_json() const {
   using nlohmann::json;
   json j;
@@ -187,6 +228,7 @@ nlohmann::json Stats::to_json() const {
   j["dtoh_bytes_by_cause"] = dc;
   j["remote_accesses"] = remote_accesses;
   j["remote_bytes"] = remote_bytes;
+  j["remote_bytes_by_kind"] = {{"read", remote_read_bytes}, {"write", remote_write_bytes}};
   j["unmapped_accesses"] = unmapped_accesses;
   j["tlb"] = {{"l1_lookups", l1_tlb_lookups},
               {"l1_hits", l1_tlb_hits},
@@ -209,6 +251,7 @@ nlohmann::json Stats::to_json() const {
   j["kernels"] = kernels_json();
   j["observability"] = observability_json();
   j["placement"] = placement_json();
+  j["prefetch_use"] = prefetch_use_json();
   j["policies"] = policy_report;
   j["wall_seconds"] = wall_seconds;
   j["accesses_per_second"] = wall_seconds > 0 ? static_cast<double>(accesses) / wall_seconds : 0;

@@ -104,6 +104,29 @@ struct PlacementStats {
   Tick host_time = 0;  ///< host time spent in placement actions (delays the next launch)
 };
 
+/// What became of the pages each prefetch mechanism brought to the GPU before any access asked for
+/// them (issue 15): a page is *useful* when a GPU access finds it resident, *useless* when it
+/// leaves the GPU (eviction, migration to the host) first, *unresolved* while neither happened.
+/// Kept with a per-page bit in VaBlock (state/prefetch_use.h), so the counting costs one bit test
+/// per local access and allocates nothing.
+enum class PrefetchCause : std::uint8_t {
+  Prefetch = 0,    ///< the driver's tree prefetcher (or a prefetch policy replacing it)
+  RegionPrefetch,  ///< whole regions a policy asked for (setPrefetchRegion)
+  UserPrefetch,    ///< cudaMemPrefetchAsync to the GPU
+  Placement,       ///< placement actions that move pages to the GPU ahead of use
+  kCount
+};
+const char* to_string(PrefetchCause c);
+
+struct PrefetchUseStats {
+  static constexpr std::size_t kCauses = static_cast<std::size_t>(PrefetchCause::kCount);
+  std::array<std::uint64_t, kCauses> pages{};    ///< pages brought in ahead of an access
+  std::array<std::uint64_t, kCauses> useful{};   ///< later accessed while resident
+  std::array<std::uint64_t, kCauses> useless{};  ///< left the GPU without an access
+  std::uint64_t demand_pages = 0;  ///< pages made resident because a fault asked for them
+  std::uint64_t unresolved(std::size_t c) const { return pages[c] - useful[c] - useless[c]; }
+};
+
 struct Stats {
   // GPU side
   std::uint64_t accesses = 0;  ///< completed warp accesses (repeat-expanded)
@@ -115,6 +138,7 @@ struct Stats {
   std::uint64_t utlb_stalls = 0;    ///< faulting accesses held back by the uTLB limit / full buffer
   std::uint64_t fault_retries = 0;  ///< accesses retried at a replay
   std::uint64_t remote_accesses = 0, remote_bytes = 0;
+  std::uint64_t remote_read_bytes = 0, remote_write_bytes = 0;  ///< remote_bytes by access kind
   std::uint64_t unmapped_accesses = 0;  ///< addresses outside every allocation (treated as local)
   // Driver side
   std::uint64_t fault_batches = 0;
@@ -149,6 +173,7 @@ struct Stats {
   std::uint64_t region_prefetches = 0;  ///< whole regions migrated for setPrefetchRegion
   ObservabilityStats observe;
   PlacementStats placement;
+  PrefetchUseStats prefetch_use;
   nlohmann::json policy_report = nlohmann::json::object();  ///< PolicyBase::report() per family
   std::vector<KernelStats> kernels;
   Tick sim_time = 0;
@@ -178,6 +203,7 @@ struct Stats {
   nlohmann::json kernels_json() const;
   nlohmann::json observability_json() const;
   nlohmann::json placement_json() const;
+  nlohmann::json prefetch_use_json() const;
 };
 
 }  // namespace uvmsim

@@ -1,6 +1,7 @@
 #include "models/gpu.h"
 
 #include "models/occupancy.h"
+#include "state/prefetch_use.h"
 
 #include <algorithm>
 
@@ -162,6 +163,8 @@ Tick Gpu::remote_access(Tick t, const trace::AccessRecord& r) {
   const std::uint64_t bytes = (std::uint64_t{r.bytes} + sector - 1) / sector * sector * r.repeat;
   ctx_.stats.remote_accesses += r.repeat;
   ctx_.stats.remote_bytes += bytes;
+  (r.kind >= AccessKind::Write ? ctx_.stats.remote_write_bytes : ctx_.stats.remote_read_bytes) +=
+      bytes;
   Tick done = link_.access(t, bytes);
   if (r.repeat > 1 && r.gap_cycles)
     done += (r.repeat - 1) * (link_.latency() + cycles(r.gap_cycles));
@@ -217,6 +220,7 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
     if (local) {
       done = local_access(t + lat, r);
       if (write) b.dirty.set(page);
+      note_gpu_access(b, page, s.prefetch_use);
     } else {
       done = remote_access(t + lat, r);
       counters_.on_remote_access(b.id, page, r.va, r.repeat, t);

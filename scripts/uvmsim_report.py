@@ -10,7 +10,20 @@ PNG and SVG, into OUT_DIR:
   evictions            evicted 2 MB chunks (oversubscribed levels only)
   link_traffic         bytes over the host link by cause (HtoD and DtoH), stacked
   runtime_vs_oversub   runtime against oversubscription, one line per policy
-plus index.html showing them. Uses only the standard library, numpy and matplotlib
+  prefetch_use         prefetched pages useful / useless / unresolved at the end, per policy
+plus index.html showing them and figures.json, a machine-readable account of what each figure
+drew (values, spreads over seeds, achieved oversubscription, styles) that the tests inspect.
+Points that differ only in a seed axis (`seed`, `input_seed`) are aggregated: bars show the mean
+with min-max whiskers, lines a min-max band. Panels and axes give the *achieved*
+oversubscription (memory is whole 2 MB chunks), series that are placement schemes (static hints)
+are hatched / dashed, and the palette is colour-blind safe (Paul Tol's "muted", then hatches and
+dash patterns beyond its 9 colours).
+
+    uvmsim_report.py EVENTS.csv OUT_DIR
+
+With the events CSV of `uvmsim run --events-out` instead, draws the run's timeline (faults,
+migrations by cause, evictions and GPU-resident memory over simulated time) and the CDF of
+fault-batch service time (timeline.png, batch_time_cdf.png). Uses only the standard library, numpy and matplotlib
 (Debian: python3-matplotlib). See docs/sweeps.md, "Reports".
 
     uvmsim_report.py VALIDATION.json OUT_DIR
@@ -36,12 +49,25 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 
 # Axes that are not "policies": bars are grouped by workload, panels are per oversubscription
 # level (and per GPU), seeds are averaged. Every other varying axis distinguishes series.
-NON_SERIES = {"workload", "gpu", "oversub", "seed"}
+NON_SERIES = {"workload", "gpu", "oversub", "seed", "input_seed"}
+SEED_AXES = ("seed", "input_seed")
+# Paul Tol's "muted" qualitative scheme: distinguishable under the common colour-vision
+# deficiencies. Beyond 9 series the colours repeat with a hatch (bars) / dash pattern (lines).
+PALETTE = ["#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255",
+           "#AA4499"]
+CYCLE_HATCHES = ["", "..", "xx", "oo"]
+CYCLE_DASHES = ["-", "-.", (0, (1, 1)), (0, (5, 1, 1, 1, 1, 1))]
+# Placement schemes (static hints) against eviction / prefetch policies: hatched bars, dashed
+# lines, hollow markers, and "[placement]" in the legend.
+PLACEMENT_HATCH = "///"
 # Every cause of docs/stats.md (they sum to htod_bytes / dtoh_bytes); causes that are zero in the
 # whole sweep are left out of the figure.
 HTOD_CAUSES = ["demand", "prefetch", "region_prefetch", "user_prefetch", "access_counter",
                "observation", "placement"]
 DTOH_CAUSES = ["eviction", "cpu_fault", "user_prefetch", "observation", "placement"]
+# Zero-copy traffic: GPU accesses served over the link without migrating (remote mappings).
+REMOTE_KINDS = ["read", "write"]
+PREFETCH_CAUSES = ["prefetch", "region_prefetch", "user_prefetch", "placement"]
 # An explosion of the value range switches an axis to log scale.
 LOG_RATIO = 30.0
 
@@ -130,7 +156,15 @@ class Sweep:
         self.workloads = list(OrderedDict.fromkeys(r["workload"] for r in self.ok))
         self.gpus = list(OrderedDict.fromkeys(r.get("gpu", "") for r in self.ok))
         self.levels = sorted(OrderedDict.fromkeys(r.get("oversub", "") for r in self.ok), key=oversub_key)
-        self.series = list(OrderedDict.fromkeys(self.series_name(r) for r in self.ok))
+        series = list(OrderedDict.fromkeys(self.series_name(r) for r in self.ok))
+        # A series is a placement scheme when its points use a placement other than the
+        # driver's (static hints); they are listed after the eviction / prefetch policies.
+        self.placement_series = {s for s in series if any(
+            r.get("placement", "driver") not in ("", "driver") for r in self.ok
+            if self.series_name(r) == s)}
+        self.series = ([s for s in series if s not in self.placement_series] +
+                       [s for s in series if s in self.placement_series])
+        self.seed_axes = [a for a in SEED_AXES if a in self.varying]
         # Rows by (gpu, level, workload, series): the figures look cells up thousands of times.
         self.cells = defaultdict(list)
         for r in self.ok:
@@ -164,10 +198,52 @@ class Sweep:
     def value(self, column, agg=mean, **where):
         return agg([num(r.get(column)) for r in self.select(**where)])
 
+    def spread(self, column, agg=mean, **where):
+        """(aggregate, min, max, n) of a cell's values over seeds; (None, None, None, 0) if
+        empty."""
+        vals = [v for v in (num(r.get(column)) for r in self.select(**where)) if v is not None]
+        if not vals:
+            return None, None, None, 0
+        return agg(vals), min(vals), max(vals), len(vals)
+
+    def achieved(self, **where):
+        """(min, max) achieved oversubscription (%) of the selected points, or None."""
+        vals = [v for v in (num(r.get("memory.oversubscription_pct")) for r in self.select(**where))
+                if v is not None]
+        return (min(vals), max(vals)) if vals else None
+
+    def level_title(self, level, **where):
+        """Panel title: the requested level and, when the 2 MB rounding moved it, what the
+        points actually ran at."""
+        t = oversub_label(level)
+        a = self.achieved(level=level, **where)
+        if a is None or level in (None, "", "none"):
+            return t
+        rng = "%.1f %%" % a[0] if abs(a[1] - a[0]) < 0.05 else "%.1f-%.1f %%" % a
+        return t + "\n(achieved %s)" % rng
+
+    def style(self, s):
+        """(colour, hatch, line style, hollow marker) of series `s`."""
+        i = self.series.index(s)
+        colour = PALETTE[i % len(PALETTE)]
+        cycle = (i // len(PALETTE)) % len(CYCLE_HATCHES)
+        if s in self.placement_series:
+            return colour, PLACEMENT_HATCH + CYCLE_HATCHES[cycle], "--", True
+        return colour, CYCLE_HATCHES[cycle], CYCLE_DASHES[cycle], False
+
+    def label(self, s):
+        return s + ("  [placement]" if s in self.placement_series else "")
+
+    def seed_note(self):
+        if not self.seed_axes:
+            return ""
+        n = max((len(v) for v in self.cells.values()), default=1)
+        return (" Each value aggregates %d points differing in %s; whiskers / bands span their "
+                "minimum to maximum." % (n, " and ".join(self.seed_axes)))
+
 
 def colors(n):
-    cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
-    return [cmap(i % cmap.N) for i in range(n)]
+    return [PALETTE[i % len(PALETTE)] for i in range(n)]
 
 
 def use_log(values):
@@ -203,29 +279,61 @@ def grid(n, panel_width=4.5, max_width=17.0):
     return (n + cols - 1) // cols, cols
 
 
+def mark_zeros(ax, xs, ys, log):
+    """A log axis cannot draw 0: write "0" at the bottom of the panel where a value is 0."""
+    n = 0
+    for x, y in zip(xs, ys):
+        if y is not None and y <= 0 and log:
+            ax.annotate("0", (x, 0), xycoords=("data", "axes fraction"), ha="center",
+                        va="bottom", fontsize=7, color="black", xytext=(0, 2),
+                        textcoords="offset points")
+            n += 1
+    return n
+
+
 def grouped_bars(sw, gpu, column, ylabel, title, agg, levels, with_geomean, ref_line=None,
-                 formatter=None):
-    """One panel per oversubscription level; groups = workloads (+ geomean), bars = series."""
+                 formatter=None, info=None):
+    """One panel per oversubscription level; groups = workloads (+ geomean), bars = series.
+    Bars are the aggregate over seeds with min-max whiskers when a cell holds several points."""
     groups = sw.workloads + (["geomean"] if with_geomean and len(sw.workloads) > 1 else [])
     width_per_panel = max(4.5, 0.9 + 0.2 * len(groups) * max(1, len(sw.series)))
     rows, cols = grid(len(levels), width_per_panel)
     fig, axs = plt.subplots(rows, cols, figsize=(width_per_panel * cols, 3.6 * rows), squeeze=False,
                             sharey=True)
-    pal = colors(len(sw.series))
     bar_w = 0.8 / max(1, len(sw.series))
     all_vals = []
+    drawn = []  # (ax, xs, ys) for the zero marks once the scale is known
+    panels = []
     for li, level in enumerate(levels):
         ax = axs[li // cols][li % cols]
+        bars = []
         for si, s in enumerate(sw.series):
-            ys = []
+            colour, hatch, _, _ = sw.style(s)
+            ys, los, his, ns = [], [], [], []
             for w in sw.workloads:
-                ys.append(sw.value(column, agg=agg, gpu=gpu, level=level, workload=w, series=s))
+                v, lo, hi, n = sw.spread(column, agg=agg, gpu=gpu, level=level, workload=w, series=s)
+                ys.append(v), los.append(lo), his.append(hi), ns.append(n)
             if len(groups) > len(sw.workloads):
                 ys.append(geomean(ys))
+                los.append(None), his.append(None), ns.append(0)
             all_vals.extend(ys)
+            all_vals.extend(v for v in los + his if v is not None)
             xs = [g + (si - (len(sw.series) - 1) / 2) * bar_w for g in range(len(groups))]
             ax.bar([x for x, y in zip(xs, ys) if y is not None], [y for y in ys if y is not None],
-                   width=bar_w, color=pal[si], label=s, edgecolor="black", linewidth=0.3)
+                   width=bar_w, color=colour, hatch=hatch or None, label=sw.label(s),
+                   edgecolor="black", linewidth=0.3)
+            # Whiskers over seeds: min to max of the points the bar aggregates.
+            ex = [(x, y, lo, hi) for x, y, lo, hi, n in zip(xs, ys, los, his, ns)
+                  if y is not None and n > 1]
+            if ex:
+                ax.errorbar([e[0] for e in ex], [e[1] for e in ex],
+                            yerr=[[max(0.0, e[1] - e[2]) for e in ex],
+                                  [max(0.0, e[3] - e[1]) for e in ex]],
+                            fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
+            drawn.append((ax, xs, ys))
+            for g, (y, lo, hi, n) in enumerate(zip(ys, los, his, ns)):
+                bars.append({"group": groups[g], "series": s, "value": y, "min": lo, "max": hi,
+                             "n": n})
             if len(groups) > len(sw.workloads) and ys[-1] is not None:
                 # The geomean bars carry their value: it is the number a paper quotes.
                 ax.annotate("%.2f" % ys[-1], (xs[-1], ys[-1]), ha="center", va="bottom",
@@ -235,7 +343,8 @@ def grouped_bars(sw, gpu, column, ylabel, title, agg, levels, with_geomean, ref_
         ax.set_xticklabels(groups, rotation=20 if len(groups) > 4 else 0, ha="right" if len(groups) > 4 else "center")
         if len(groups) > len(sw.workloads):
             ax.axvline(len(sw.workloads) - 0.5, color="grey", linewidth=0.8, linestyle=":")
-        ax.set_title(oversub_label(level), fontsize=10)
+        ptitle = sw.level_title(level, gpu=gpu)
+        ax.set_title(ptitle, fontsize=10)
         ax.set_ylabel(ylabel)
         ax.grid(axis="y", linestyle=":", linewidth=0.5)
         ax.set_axisbelow(True)
@@ -243,7 +352,12 @@ def grouped_bars(sw, gpu, column, ylabel, title, agg, levels, with_geomean, ref_
             ax.axhline(ref_line, color="black", linewidth=0.8)
         if formatter:
             ax.yaxis.set_major_formatter(FuncFormatter(formatter))
+        panels.append({"level": level, "title": ptitle, "achieved": sw.achieved(level=level, gpu=gpu),
+                       "bars": bars})
     log = use_log(all_vals)
+    zeros = 0
+    for ax, xs, ys in drawn:
+        zeros += mark_zeros(ax, xs, ys, log)
     for li in range(len(levels)):
         ax = axs[li // cols][li % cols]
         ax.yaxis.set_tick_params(labelleft=True)
@@ -259,15 +373,26 @@ def grouped_bars(sw, gpu, column, ylabel, title, agg, levels, with_geomean, ref_
                frameon=False)
     fig.suptitle(title + ("" if not log else "  (log scale)"), y=1.0 + 0.06 * (1 + math.ceil(len(labels) / 4)) / rows)
     fig.tight_layout()
+    if info is not None:
+        info.update({"kind": "bars", "column": column, "log": log, "zero_marks": zeros,
+                     "series": [series_info(sw, s) for s in sw.series], "panels": panels})
     return fig
 
 
-def fig_link_traffic(sw, gpu):
-    """Rows = workloads, columns = oversubscription levels, bars = series, stacked by cause."""
-    causes = [("htod", c) for c in HTOD_CAUSES] + [("dtoh", c) for c in DTOH_CAUSES]
+def series_info(sw, s):
+    colour, hatch, dash, hollow = sw.style(s)
+    return {"name": s, "label": sw.label(s), "colour": colour, "hatch": hatch,
+            "dash": dash if isinstance(dash, str) else str(dash), "placement": s in sw.placement_series}
+
+
+def fig_link_traffic(sw, gpu, info=None):
+    """Rows = workloads, columns = oversubscription levels, bars = series, stacked by cause:
+    copies (HtoD, DtoH) and zero-copy accesses over remote mappings (remote read / write)."""
+    causes = ([("htod", c, "htod_bytes_by_cause." + c) for c in HTOD_CAUSES] +
+              [("dtoh", c, "dtoh_bytes_by_cause." + c) for c in DTOH_CAUSES] +
+              [("remote", k, "remote_bytes_by_kind." + k) for k in REMOTE_KINDS])
     present = []
-    for d, c in causes:
-        col = "%s_bytes_by_cause.%s" % (d, c)
+    for d, c, col in causes:
         if any((num(r.get(col)) or 0) > 0 for r in sw.select(gpu=gpu)):
             present.append((d, c, col))
     if not present:
@@ -275,13 +400,14 @@ def fig_link_traffic(sw, gpu):
     nr, nc = len(sw.workloads), len(sw.levels)
     fig, axs = plt.subplots(nr, nc, figsize=(max(2.6, 0.32 * len(sw.series) + 1.3) * nc, 2.9 * nr),
                             squeeze=False, sharey="row")
-    htod_colors = plt.get_cmap("Blues")
-    dtoh_colors = plt.get_cmap("Oranges")
+    cmaps = {"htod": plt.get_cmap("Blues"), "dtoh": plt.get_cmap("Oranges"),
+             "remote": plt.get_cmap("Greys")}
     cause_color = {}
     for i, (d, c, _) in enumerate(present):
         idx = [x for x in present if x[0] == d].index((d, c, _))
-        cmap = htod_colors if d == "htod" else dtoh_colors
-        cause_color[(d, c)] = cmap(0.45 + 0.5 * idx / max(1, len([x for x in present if x[0] == d]) - 1 or 1))
+        cause_color[(d, c)] = cmaps[d](0.45 + 0.5 * idx / max(1, len([x for x in present if x[0] == d]) - 1 or 1))
+    layer_label = {"htod": "HtoD ", "dtoh": "DtoH ", "remote": "remote (zero-copy) "}
+    totals = []
     for wi, w in enumerate(sw.workloads):
         for li, level in enumerate(sw.levels):
             ax = axs[wi][li]
@@ -290,29 +416,48 @@ def fig_link_traffic(sw, gpu):
                 ys = [(sw.value(col, gpu=gpu, level=level, workload=w, series=s) or 0.0) / 2**20
                       for s in sw.series]
                 ax.bar(range(len(sw.series)), ys, bottom=bottom, color=cause_color[(d, c)],
-                       edgecolor="black", linewidth=0.3,
-                       label=("HtoD " if d == "htod" else "DtoH ") + c.replace("_", " "))
+                       edgecolor="black", linewidth=0.3, hatch="xx" if d == "remote" else None,
+                       label=layer_label[d] + c.replace("_", " "))
                 bottom = [b + y for b, y in zip(bottom, ys)]
+            # Whiskers on the stack: min-max over seeds of each point's total link bytes.
+            for si, s in enumerate(sw.series):
+                pts = sw.select(gpu=gpu, level=level, workload=w, series=s)
+                tot = [sum(num(r.get(col)) or 0.0 for _, _, col in present) / 2**20 for r in pts]
+                if len(tot) > 1:
+                    ax.errorbar([si], [bottom[si]], yerr=[[max(0.0, bottom[si] - min(tot))],
+                                                          [max(0.0, max(tot) - bottom[si])]],
+                                fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
+                totals.append({"workload": w, "level": level, "series": s, "mib": bottom[si],
+                               "min": min(tot) if tot else None,
+                               "max": max(tot) if tot else None, "n": len(tot)})
             ax.set_xticks(range(len(sw.series)))
-            ax.set_xticklabels(sw.series, rotation=45, ha="right", fontsize=8)
+            ax.set_xticklabels([sw.label(s) for s in sw.series], rotation=45, ha="right", fontsize=8)
             if wi == nr - 1 and li == 0:
                 ax.set_xlabel(sw.series_title(), fontsize=8)
             ax.grid(axis="y", linestyle=":", linewidth=0.5)
             ax.set_axisbelow(True)
             if wi == 0:
-                ax.set_title(oversub_label(level), fontsize=10)
+                ax.set_title(sw.level_title(level, gpu=gpu), fontsize=10)
             if li == 0:
                 ax.set_ylabel("%s\nMiB over the link" % w)
     handles, labels = axs[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=min(4, len(labels)), frameon=False,
                bbox_to_anchor=(0.5, 1.0 + 0.04 * math.ceil(len(labels) / 4) / max(1, nr)))
-    fig.suptitle("Host-link traffic by cause (HtoD: blue, DtoH: orange)",
+    if info is not None:
+        info.update({"kind": "stacked", "layers": [layer_label[d] + c.replace("_", " ")
+                                                   for d, c, _ in present], "totals": totals})
+    kinds = ["HtoD copies: blue", "DtoH copies: orange"]
+    if any(d == "remote" for d, _, _ in present):
+        kinds.append("zero-copy remote accesses: grey, hatched")
+    fig.suptitle("Host-link traffic by cause (%s)" % ", ".join(kinds),
                  y=1.0 + 0.04 * (1 + math.ceil(len(labels) / 4)) / max(1, nr) + 0.02)
     fig.tight_layout()
     return fig
 
 
-def fig_runtime_vs_oversub(sw, gpu, normalized):
+def fig_runtime_vs_oversub(sw, gpu, normalized, info=None):
+    """Runtime against the *achieved* oversubscription of each workload's points (memory is
+    whole 2 MB chunks, so it differs from the requested levels); a band spans the seeds."""
     levels = [l for l in sw.levels if l not in ("", "none")]
     if len(levels) < 2:
         return None
@@ -320,28 +465,37 @@ def fig_runtime_vs_oversub(sw, gpu, normalized):
     n = len(sw.workloads)
     rows, cols = grid(n)
     fig, axs = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.4 * rows), squeeze=False)
-    pal = colors(len(sw.series))
     markers = "osD^v<>phX*"
     any_log = False
+    lines = []
     for wi, w in enumerate(sw.workloads):
         ax = axs[wi // cols][wi % cols]
         panel = []
         for si, s in enumerate(sw.series):
-            xs, ys = [], []
+            colour, _, dash, hollow = sw.style(s)
+            xs, ys, los, his = [], [], [], []
             for level in levels:
-                v = sw.value(column, agg=geomean if normalized else mean, gpu=gpu, level=level,
-                             workload=w, series=s)
+                v, lo, hi, cnt = sw.spread(column, agg=geomean if normalized else mean, gpu=gpu,
+                                           level=level, workload=w, series=s)
+                a = sw.achieved(gpu=gpu, level=level, workload=w, series=s)
                 if v is not None:
-                    xs.append(float(level))
-                    ys.append(v if normalized else v / 1e6)
-            panel.extend(ys)
-            ax.plot(xs, ys, marker=markers[si % len(markers)], color=pal[si], label=s, linewidth=1.4,
-                    markersize=4)
+                    scale = 1.0 if normalized else 1e-6
+                    xs.append((a[0] + a[1]) / 2 if a else float(level))
+                    ys.append(v * scale)
+                    los.append(lo * scale)
+                    his.append(hi * scale)
+            panel.extend(ys + los + his)
+            ax.plot(xs, ys, marker=markers[si % len(markers)], color=colour, label=sw.label(s),
+                    linewidth=1.4, markersize=4, linestyle=dash,
+                    markerfacecolor="white" if hollow else colour)
+            if any(h > l for l, h in zip(los, his)):
+                ax.fill_between(xs, los, his, color=colour, alpha=0.2, linewidth=0)
+            lines.append({"workload": w, "series": s, "x_achieved": xs, "y": ys, "min": los,
+                          "max": his})
         ax.set_title(w, fontsize=10)
-        ax.set_xlabel("oversubscription (%)")
+        ax.set_xlabel("achieved oversubscription (%)")
         ax.set_ylabel("runtime relative to 0 % (x)" if normalized else "simulated runtime (ms)")
         ax.grid(linestyle=":", linewidth=0.5)
-        ax.set_xticks([float(l) for l in levels])
         # Each workload has its own scale; a panel whose range explodes gets a log axis.
         if use_log(panel):
             set_log(ax, panel)
@@ -357,6 +511,70 @@ def fig_runtime_vs_oversub(sw, gpu, normalized):
     what = "Runtime relative to the same policy without oversubscription" if normalized else "Runtime vs oversubscription"
     fig.suptitle(what + (" (log scale where the range explodes)" if any_log else ""), y=1.0 + 0.07 * (1 + math.ceil(len(labels) / 4)) / rows)
     fig.tight_layout()
+    if info is not None:
+        info.update({"kind": "lines", "column": column, "x": "achieved oversubscription (%)",
+                     "series": [series_info(sw, s) for s in sw.series], "lines": lines})
+    return fig
+
+
+def fig_prefetch_use(sw, gpu, info=None):
+    """Rows = workloads, columns = levels, bars = series: prefetched pages (every mechanism)
+    split into useful / useless / still unresolved at the end, with the accuracy on top."""
+    outcomes = [("useful", "#117733"), ("useless", "#CC6677"), ("unresolved", "#DDDDDD")]
+    cols_of = {o: ["prefetch_use.%s.%s" % (c, o) for c in PREFETCH_CAUSES] for o, _ in outcomes}
+
+    def total(outcome, **where):
+        vals = [sum(num(r.get(c)) or 0 for c in cols_of[outcome]) for r in sw.select(**where)]
+        return mean(vals) if vals else None
+
+    if not any(num(r.get(c)) for r in sw.select(gpu=gpu) for cs in cols_of.values() for c in cs):
+        return None
+    nr, nc = len(sw.workloads), len(sw.levels)
+    fig, axs = plt.subplots(nr, nc, figsize=(max(2.6, 0.32 * len(sw.series) + 1.3) * nc, 2.9 * nr),
+                            squeeze=False, sharey="row")
+    cells = []
+    row_top = [0.0] * nr
+    for wi, w in enumerate(sw.workloads):
+        for li, level in enumerate(sw.levels):
+            ax = axs[wi][li]
+            bottom = [0.0] * len(sw.series)
+            got = {}
+            for o, colour in outcomes:
+                ys = [total(o, gpu=gpu, level=level, workload=w, series=s) or 0.0 for s in sw.series]
+                got[o] = ys
+                ax.bar(range(len(sw.series)), ys, bottom=bottom, color=colour, edgecolor="black",
+                       linewidth=0.3, label=o)
+                bottom = [b + y for b, y in zip(bottom, ys)]
+            for si, s in enumerate(sw.series):
+                res = got["useful"][si] + got["useless"][si]
+                acc = got["useful"][si] / res if res else None
+                if bottom[si] > 0:
+                    ax.annotate("%.0f%%" % (100 * acc) if acc is not None else "n/a",
+                                (si, bottom[si]), ha="center", va="bottom", fontsize=6,
+                                xytext=(0, 1), textcoords="offset points")
+                cells.append({"workload": w, "level": level, "series": s,
+                              "useful": got["useful"][si], "useless": got["useless"][si],
+                              "unresolved": got["unresolved"][si], "accuracy": acc})
+            ax.set_xticks(range(len(sw.series)))
+            ax.set_xticklabels([sw.label(s) for s in sw.series], rotation=45, ha="right", fontsize=8)
+            ax.grid(axis="y", linestyle=":", linewidth=0.5)
+            ax.set_axisbelow(True)
+            ax.yaxis.set_major_formatter(FuncFormatter(human_count))
+            row_top[wi] = max(row_top[wi], max(bottom + [1.0]))
+            if wi == 0:
+                ax.set_title(sw.level_title(level, gpu=gpu), fontsize=10)
+            if li == 0:
+                ax.set_ylabel("%s\nprefetched 4 KB pages" % w)
+    for wi in range(nr):
+        axs[wi][0].set_ylim(0, row_top[wi] * 1.15)  # room for the accuracy labels
+    handles, labels = axs[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=3, frameon=False,
+               bbox_to_anchor=(0.5, 1.0 + 0.04 / max(1, nr)))
+    fig.suptitle("Prefetched pages by outcome (accuracy = useful / (useful + useless) on top)",
+                 y=1.0 + 0.08 / max(1, nr) + 0.02)
+    fig.tight_layout()
+    if info is not None:
+        info.update({"kind": "stacked", "layers": [o for o, _ in outcomes], "cells": cells})
     return fig
 
 
@@ -373,6 +591,157 @@ def summary_table(sw, gpu):
         out.append("<tr><td>%s</td>%s</tr>" % (html.escape(s), "".join(cells)))
     out.append("</table>")
     return "\n".join(out)
+
+
+EVENT_COLUMNS = ["time_ns", "event", "batch", "va", "bytes", "direction", "cause", "pages",
+                 "duration_ns"]
+
+
+def read_events(path):
+    """Rows of an events CSV (docs/stats.md) as dicts with numeric time/bytes/pages/duration."""
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames != EVENT_COLUMNS:
+                die("%s: not a uvmsim events CSV (header %s, expected %s)"
+                    % (path, ",".join(reader.fieldnames or []), ",".join(EVENT_COLUMNS)))
+            rows = []
+            for line, r in enumerate(reader, start=2):
+                try:
+                    rows.append((float(r["time_ns"]), r["event"], r["direction"], r["cause"],
+                                 int(r["bytes"]), int(r["pages"]), float(r["duration_ns"])))
+                except (TypeError, ValueError):
+                    die("%s:%d: malformed row" % (path, line))
+    except OSError as e:
+        die("%s: cannot read (%s)" % (path, e))
+    except UnicodeDecodeError:
+        die("%s: not a text file" % path)
+    return rows
+
+
+def timeline_report(path, out_dir, bins=200):
+    """One run over simulated time: fault entries, HtoD migrations by cause, DtoH bytes,
+    evictions and GPU-resident memory per time bin; and the CDF of fault-batch service time."""
+    rows = read_events(path)
+    if not rows:
+        die("%s: no events (was the run empty?)" % path)
+    os.makedirs(out_dir, exist_ok=True)
+    plt.rcParams.update({"font.size": 9, "axes.titleweight": "bold", "svg.fonttype": "none"})
+    t_end = max(r[0] + max(r[6], 0.0) for r in rows)
+    width = max(t_end / bins, 1e-3)
+    edges = [i * width for i in range(bins + 1)]
+    centres = [(i + 0.5) * width / 1e6 for i in range(bins)]
+
+    def binned(pred, value):
+        out = [0.0] * bins
+        for r in rows:
+            if pred(r):
+                out[min(bins - 1, int(r[0] / width))] += value(r)
+        return out
+
+    faults = binned(lambda r: r[1] == "batch", lambda r: r[5])
+    causes = list(OrderedDict.fromkeys(r[3] for r in rows if r[1] == "migration" and r[2] == "htod"))
+    htod = {c: binned(lambda r, c=c: r[1] == "migration" and r[2] == "htod" and r[3] == c,
+                      lambda r: r[4] / 2**20) for c in causes}
+    # An eviction's copy-back is logged as DtoH `migration` rows (cause eviction) and then one
+    # `eviction` row: the bytes are counted from the migrations only.
+    dtoh = binned(lambda r: r[1] == "migration" and r[2] == "dtoh", lambda r: r[4] / 2**20)
+    evictions = binned(lambda r: r[1] == "eviction", lambda r: 1)
+    # GPU-resident memory: pages arrive by HtoD migration or zero-fill, leave by eviction (its
+    # `pages` are the GPU-resident pages, copied back or not) or by another DtoH migration.
+    def resident_delta(r):
+        if r[1] == "eviction":
+            return -r[5] * 4096
+        if r[1] == "migration" and r[2] == "dtoh":
+            return 0 if r[3] == "eviction" else -r[5] * 4096
+        return r[5] * 4096
+    delta = binned(lambda r: r[1] in ("migration", "zero_fill", "eviction"), resident_delta)
+    resident, acc = [], 0.0
+    for d in delta:
+        acc += d
+        resident.append(acc / 2**20)
+    fig, axs = plt.subplots(4, 1, figsize=(9, 8.5), sharex=True)
+    axs[0].step(centres, faults, where="mid", color=PALETTE[0])
+    axs[0].set_ylabel("fault entries\nper bin")
+    bottom = [0.0] * bins
+    for i, c in enumerate(causes):
+        axs[1].bar(centres, htod[c], bottom=bottom, width=width / 1e6, color=PALETTE[i % 9],
+                   label="HtoD " + c.replace("_", " "), linewidth=0)
+        bottom = [b + y for b, y in zip(bottom, htod[c])]
+    axs[1].step(centres, dtoh, where="mid", color="black", linewidth=0.8, label="DtoH (all)")
+    axs[1].set_ylabel("MiB migrated\nper bin")
+    axs[1].legend(fontsize=7, ncol=3, loc="upper right")
+    axs[2].step(centres, evictions, where="mid", color=PALETTE[6])
+    axs[2].set_ylabel("evicted chunks\nper bin")
+    axs[3].plot(centres, resident, color=PALETTE[3])
+    axs[3].set_ylabel("GPU-resident\nMiB (end of bin)")
+    axs[3].set_xlabel("simulated time (ms); bin = %.3g us" % (width / 1e3))
+    for ax in axs[:3]:
+        ax.set_ylim(bottom=0)
+    for ax in axs:
+        ax.grid(linestyle=":", linewidth=0.5)
+    if min(resident) < 0:
+        # Copies are logged when their first byte moves, evictions when they start: a chunk
+        # evicted before its incoming copies began (driver-model defect 10) shows as negative.
+        axs[3].axhline(0, color="black", linewidth=0.6)
+        axs[3].set_title("below 0: a chunk evicted before its incoming copies started "
+                         "(copies are logged when their first byte moves)", fontsize=8)
+    fig.suptitle("Timeline of %s" % os.path.basename(path))
+    fig.tight_layout()
+    written = []
+    save(fig, out_dir, "timeline", written)
+    times = sorted(r[6] / 1e3 for r in rows if r[1] == "batch")
+    if times:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        ys = [(i + 1) / len(times) for i in range(len(times))]
+        ax.step(times, ys, where="post", color=PALETTE[0])
+        ax.set_xscale("log" if times[0] > 0 and times[-1] / times[0] > LOG_RATIO else "linear")
+        ax.set_xlabel("fault-batch service time (us)")
+        ax.set_ylabel("fraction of batches")
+        ax.set_ylim(0, 1.02)
+        ax.grid(linestyle=":", linewidth=0.5)
+        med = times[len(times) // 2]
+        ax.set_title("CDF of %d fault batches (median %.1f us, max %.1f us)"
+                     % (len(times), med, times[-1]))
+        fig.tight_layout()
+        save(fig, out_dir, "batch_time_cdf", written)
+    manifest = {"format": MANIFEST_FORMAT, "source": os.path.abspath(path), "figures": {
+        "timeline": {"bins": bins, "bin_ns": width, "fault_entries": sum(faults),
+                     "htod_mib_by_cause": {c: sum(v) for c, v in htod.items()},
+                     "dtoh_mib": sum(dtoh), "evictions": sum(evictions),
+                     "min_resident_mib": min(resident), "max_resident_mib": max(resident),
+                     "final_resident_mib": resident[-1]},
+        "batch_time_cdf": {"batches": len(times), "min_us": times[0] if times else None,
+                           "max_us": times[-1] if times else None}}}
+    write_manifest(out_dir, manifest)
+    page = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>uvmsim timeline</title></head><body>
+<h1>Timeline of %s</h1>
+<figure><img src="timeline.png" alt="timeline"><figcaption>Per time bin: fault-buffer entries
+fetched by the driver, HtoD bytes by cause and DtoH bytes, evicted chunks, and GPU-resident
+memory (pages in minus pages out; a copy counts when its first byte moves, an eviction when it
+starts, so a value below 0 means a chunk was evicted before its incoming copies
+started).</figcaption></figure>
+<figure><img src="batch_time_cdf.png" alt="batch time CDF"><figcaption>CDF of fault-batch service
+time (fetch to replay push).</figcaption></figure>
+</body></html>
+""" % html.escape(path)
+    index = os.path.join(out_dir, "index.html")
+    with open(index + ".tmp", "w") as f:
+        f.write(page)
+    os.replace(index + ".tmp", index)
+    for w in written + [index]:
+        print("wrote " + w)
+
+
+MANIFEST_FORMAT = "uvmsim-report/1"
+
+
+def write_manifest(out_dir, manifest):
+    path = os.path.join(out_dir, "figures.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(manifest, f, indent=1, allow_nan=False, default=str)
+    os.replace(path + ".tmp", path)
 
 
 VALIDATE_FORMAT = "uvmsim-validate/1"
@@ -471,7 +840,10 @@ def main():
     if len(sys.argv) != 3:
         die("usage: uvmsim_report.py SWEEP_DIR|VALIDATION.json OUT_DIR")
     if os.path.isfile(sys.argv[1]):
-        validation_report(sys.argv[1], sys.argv[2])
+        if sys.argv[1].endswith(".csv"):
+            timeline_report(sys.argv[1], sys.argv[2])
+        else:
+            validation_report(sys.argv[1], sys.argv[2])
         return
     sweep_dir, out_dir = sys.argv[1], sys.argv[2]
     sw = Sweep(sweep_dir)
@@ -479,39 +851,55 @@ def main():
     plt.rcParams.update({"font.size": 9, "axes.titleweight": "bold", "svg.fonttype": "none"})
     written = []
     sections = []
+    manifest = {"format": MANIFEST_FORMAT, "sweep": sw.name, "seed_axes": sw.seed_axes,
+                "placement_series": sorted(sw.placement_series), "figures": {}}
     for gpu in sw.gpus:
         suffix = "" if len(sw.gpus) == 1 else "_" + gpu
         figs = []
         base = sw.baseline or "the baseline policy"
+        infos = defaultdict(dict)
         if any(num(r.get("runtime_vs_baseline")) for r in sw.select(gpu=gpu)):
             figs.append(("normalized_runtime", grouped_bars(
                 sw, gpu, "runtime_vs_baseline", "runtime / baseline runtime (x)",
-                "Runtime normalized to %s (lower is better)" % base, geomean, sw.levels, True, ref_line=1.0),
+                "Runtime normalized to %s (lower is better)" % base, geomean, sw.levels, True, ref_line=1.0,
+                info=infos["normalized_runtime"]),
                 "Simulated runtime of each policy divided by the runtime of the baseline (%s) on the same "
                 "workload at the same oversubscription; the last group is the geometric mean over workloads." % html.escape(base)))
         figs.append(("page_faults", grouped_bars(
             sw, gpu, "gpu_faults", "GPU page faults (fault-buffer entries)", "GPU page faults", mean,
-            sw.levels, False, formatter=human_count),
+            sw.levels, False, formatter=human_count, info=infos["page_faults"]),
             "Fault-buffer entries written by the GMMU (replayed faults count again)."))
         over = [l for l in sw.levels if l not in ("", "none") and float(l) > 0]
         if over:
             figs.append(("evictions", grouped_bars(
                 sw, gpu, "evictions", "evicted 2 MB chunks", "Evictions", mean, over, False,
-                formatter=human_count),
+                formatter=human_count, info=infos["evictions"]),
                 "Root chunks (2 MB) evicted to make room, at the oversubscribed levels."))
-        f = fig_link_traffic(sw, gpu)
+        f = fig_link_traffic(sw, gpu, info=infos["link_traffic"])
         if f:
-            figs.append(("link_traffic", f, "Bytes copied over the host link, by cause: host-to-device "
-                         "demand and prefetch migrations, device-to-host eviction write-backs."))
-        f = fig_runtime_vs_oversub(sw, gpu, False)
+            figs.append(("link_traffic", f, "Bytes over the host link, by cause: host-to-device "
+                         "demand and prefetch migrations, device-to-host eviction write-backs, and "
+                         "zero-copy reads and writes of remotely mapped pages (not copies, but the "
+                         "same link)."))
+        f = fig_runtime_vs_oversub(sw, gpu, False, info=infos["runtime_vs_oversub"])
         if f:
-            figs.append(("runtime_vs_oversub", f, "Simulated runtime as the footprint exceeds GPU memory."))
-        f = fig_runtime_vs_oversub(sw, gpu, True)
+            figs.append(("runtime_vs_oversub", f, "Simulated runtime as the footprint exceeds GPU "
+                         "memory, at each workload's achieved oversubscription."))
+        f = fig_runtime_vs_oversub(sw, gpu, True, info=infos["runtime_vs_oversub_normalized"])
         if f:
             figs.append(("runtime_vs_oversub_normalized", f,
                          "Runtime divided by the same policy's runtime at 0 % oversubscription."))
+        f = fig_prefetch_use(sw, gpu, info=infos["prefetch_use"])
+        if f:
+            figs.append(("prefetch_use", f, "Pages every prefetch mechanism brought to the GPU, by "
+                         "outcome: accessed while resident (useful), evicted or migrated back "
+                         "untouched (useless), neither by the end (unresolved)."))
         items = []
+        note = sw.seed_note() + (" Hatched bars / dashed lines: placement schemes (static "
+                                 "hints)." if sw.placement_series else "")
         for name, fig, caption in figs:
+            caption += html.escape(note)
+            manifest["figures"][name + suffix] = dict(infos.get(name, {}), caption=caption)
             save(fig, out_dir, name + suffix, written)
             items.append('<figure id="%s"><a href="%s.svg"><img src="%s.png" alt="%s"></a>'
                          '<figcaption>%s (<a href="%s.svg">SVG</a>)</figcaption></figure>'
@@ -551,6 +939,8 @@ Data: <a href="%(csv)s">results.csv</a>.</p>
         f.write(page)
     os.replace(index + ".tmp", index)
     written.append(index)
+    write_manifest(out_dir, manifest)
+    written.append(os.path.join(out_dir, "figures.json"))
     for p in written:
         print("wrote " + p)
 

@@ -14,6 +14,7 @@
 #include "core/event_log.h"
 #include "core/event_queue.h"
 #include "core/stats.h"
+#include "sim/interval_log.h"
 #include "traces/hints.h"
 
 namespace uvmsim {
@@ -32,6 +33,8 @@ struct RunOptions {
   std::optional<std::uint64_t> hbm_bytes;  ///< usable HBM directly
   std::string events_out;                  ///< CSV path, empty = none
   EventSink event_sink;                    ///< in-memory event rows (the calibrator), optional
+  std::string interval_out;                ///< JSON-lines path of interval statistics, or empty
+  Tick interval = 100 * kPsPerUs;          ///< simulated time per interval line
 };
 
 class Simulator {
@@ -62,6 +65,7 @@ class Simulator {
   SimConfig cfg_;
   RunOptions opts_;
   Stats stats_;
+  IntervalLog intervals_;  ///< --interval-out (disabled unless asked for)
   nlohmann::json trace_info_, memory_info_;
 };
 

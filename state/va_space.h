@@ -2,10 +2,12 @@
 // with per-4 KB-page residency state, as the UVM driver keeps it (uvm-driver.md §0, §6).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/stats.h"
 #include "core/types.h"
 #include "state/page_mask.h"
 #include "traces/trace.h"
@@ -38,6 +40,10 @@ struct VaBlock {
   PageMask read_only_gpu;  ///< read-duplicated pages: a GPU write must fault
   PageMask dirty;          ///< written on the GPU since it arrived (what-if write-back)
   unsigned gpu_count = 0;  ///< gpu_resident.count(), kept incrementally
+  /// Prefetched pages no access has touched yet, one mask per PrefetchCause, and their union
+  /// (the one bit the access path tests); state/prefetch_use.h keeps them.
+  PageMask prefetch_unused;
+  std::array<PageMask, PrefetchUseStats::kCauses> prefetch_unused_by_cause;
 
   bool has_chunk = false;
   Tick map_ready_at = 0;  ///< GPU PTEs written by the driver become usable at this time

@@ -151,6 +151,45 @@ TEST(SweepSpec, FootprintListExpandsWorkloads) {
   EXPECT_EQ(s.workloads[1].footprint, 8u << 20);
 }
 
+// input_seeds: every generated workload once per generator seed, an axis input_seed after seed,
+// each seed its own trace; a deterministic spec stays unchanged without it.
+TEST(SweepSpec, InputSeedsAreAnAxisWithATracePerSeed) {
+  const SweepSpec s = parse(R"J({"workloads": [{"name": "r", "generator": "random",
+                                                 "footprint": "4M"},
+                                                {"name": "g", "generator": "regular",
+                                                 "footprint": "4M"}],
+                                  "oversub": [0, 50], "seeds": [1, 2], "input_seeds": [7, 9]})J");
+  EXPECT_EQ(s.axis_names(),
+            (std::vector<std::string>{"workload", "gpu", "eviction", "prefetch", "placement",
+                                      "oversub", "seed", "input_seed"}));
+  EXPECT_EQ(s.varying_axes(),
+            (std::vector<std::string>{"workload", "oversub", "seed", "input_seed"}));
+  const auto pts = s.expand("/tmp/traces");
+  ASSERT_EQ(pts.size(), 16u);
+  EXPECT_EQ(pts[0].label, "r oversub=0 seed=1 input_seed=7");
+  EXPECT_EQ(pts[4].label, "r oversub=0 seed=1 input_seed=9");
+  EXPECT_EQ(pts[4].axes["input_seed"], 9);
+  EXPECT_NE(pts[0].trace, pts[4].trace);  // a trace per input seed ...
+  EXPECT_EQ(pts[0].trace, pts[1].trace);  // ... shared by the policy seeds
+  EXPECT_NE(pts[0].id, pts[4].id);
+  // Without input_seeds nothing changes: no column, the workload's own seed.
+  const SweepSpec plain = parse(kTwoByTwo);
+  const auto names = plain.axis_names();
+  EXPECT_EQ(std::count(names.begin(), names.end(), "input_seed"), 0);
+  EXPECT_FALSE(plain.expand("/tmp/traces")[0].axes.contains("input_seed"));
+  expect_error(
+      [] { parse(R"J({"workloads": [{"generator": "regular"}], "input_seeds": [1, 1]})J"); },
+      {"spec.json: input_seeds: duplicate value 1"});
+  expect_error([] { parse(R"J({"workloads": [{"generator": "regular"}], "input_seeds": [-1]})J"); },
+               {"spec.json: input_seeds: expected non-negative integers, got -1"});
+  expect_error(
+      [] {
+        parse(R"J({"workloads": [{"name": "x", "generator": "regular", "seed": 3}],
+                   "input_seeds": [1, 2]})J");
+      },
+      {"spec.json: input_seeds: workload 'x' fixes its own \"seed\""});
+}
+
 TEST(SweepSpec, ErrorsNameTheFieldOnOneLine) {
   expect_error([] { parse(R"J({"workloads": [{"generator": "regular"}], "prefetchs": ["x"]})J"); },
                {"spec.json: prefetchs: unknown key"});
@@ -332,6 +371,23 @@ TEST(SweepTable, NormalizedColumnsUseTheBaselineAndZeroOversubscription) {
   EXPECT_EQ(rows[4][col("runtime_vs_baseline")], "");
   const std::string text = sweep::read_file(csv);
   EXPECT_NE(text.find(",\"boom, badly\"\n"), std::string::npos);
+}
+
+// A deterministic policy repeats one run for every seed: the groups are found for the note.
+TEST(SweepTable, SeedInsensitiveGroupsAreTheOnesWithIdenticalStatistics) {
+  TempDir d;
+  const SweepSpec s =
+      parse(R"J({"workloads": [{"name": "w", "generator": "regular", "footprint": "4M"}],
+                 "prefetch": ["tree", "none"], "seeds": [1, 2]})J");
+  ResultStore store(d.file("out"));
+  const auto pts = s.expand(store.trace_dir());
+  ASSERT_EQ(pts.size(), 4u);
+  fake_result(store, pts[0], 100, 10);  // tree, seed 1
+  fake_result(store, pts[1], 100, 10);  // tree, seed 2: identical
+  fake_result(store, pts[2], 100, 10);  // none, seed 1
+  fake_result(store, pts[3], 120, 10);  // none, seed 2: the seed mattered
+  EXPECT_EQ(sweep::seed_insensitive_groups(pts, store),
+            (std::vector<std::string>{"w prefetch=tree"}));
 }
 
 TEST(SweepTable, ResultOfOtherInputsIsNotAccepted) {

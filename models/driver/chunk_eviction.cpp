@@ -1,5 +1,7 @@
 #include "models/driver/chunk_eviction.h"
 
+#include "state/prefetch_use.h"
+
 namespace uvmsim {
 
 void ChunkEviction::evict(VaBlock& v, ServiceTimes& st) {
@@ -28,6 +30,7 @@ void ChunkEviction::evict(VaBlock& v, ServiceTimes& st) {
   // With access-counter migration on, evicted pages are mapped back remotely
   // (uvm_perf_map_remote_on_eviction) and the counters can bring them back.
   if (counters_.counting()) v.remote_mapped |= counters_.remap_on_eviction(v, pages);
+  note_leaving_gpu(v, v.gpu_resident, s.prefetch_use);
   v.gpu_resident.clear();
   v.gpu_count = 0;
   v.read_only_gpu.clear();

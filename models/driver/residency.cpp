@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "state/prefetch_use.h"
+
 namespace uvmsim {
 
 void Residency::set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
@@ -14,6 +16,7 @@ void Residency::set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
 
 void Residency::clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
   const bool was_empty = b.gpu_count == 0;
+  note_leaving_gpu(b, pages, dc_.stats().prefetch_use);
   b.gpu_resident.and_not(pages);
   b.gpu_count = b.gpu_resident.count();
   if (!was_empty && b.gpu_count == 0 && b.has_chunk)
@@ -54,12 +57,38 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
   }
   if (writes) b.dirty |= (*writes & want);
   set_gpu_resident(b, want, st.cpu);
+  account_prefetch_use(b, want & demand, minus(want, demand), demand_cause);
   for (unsigned p = want.find_next(0); track_thrashing && p < kPagesPerBlock;
        p = want.find_next(p + 1)) {
     if (thrashing_.on_migration(b.id, p, Processor::Gpu, st.cpu)) ++dc_.stats().thrashing_pages;
   }
   st.copy_done = std::max(st.copy_done, ready);
   return want.count();
+}
+
+void Residency::account_prefetch_use(VaBlock& b, const PageMask& asked, const PageMask& prefetched,
+                                     HtodCause cause) {
+  // Pages that arrive ahead of an access are marked (state/prefetch_use.h); pages a fault asked
+  // for are the coverage denominator. Access-counter and observation migrations follow remote
+  // accesses that already happened, so they are neither.
+  auto& u = dc_.stats().prefetch_use;
+  mark_prefetched(b, prefetched, PrefetchCause::Prefetch, u);
+  switch (cause) {
+    case HtodCause::Demand:
+      u.demand_pages += asked.count();
+      break;
+    case HtodCause::UserPrefetch:
+      mark_prefetched(b, asked, PrefetchCause::UserPrefetch, u);
+      break;
+    case HtodCause::RegionPrefetch:
+      mark_prefetched(b, asked, PrefetchCause::RegionPrefetch, u);
+      break;
+    case HtodCause::Placement:
+      mark_prefetched(b, asked, PrefetchCause::Placement, u);
+      break;
+    default:
+      break;
+  }
 }
 
 void Residency::copy_in(VaBlock& b, const PageMask& from_cpu, const PageMask& demand,

@@ -40,6 +40,9 @@ class Residency {
   /// Gets a chunk for `b`, evicting if needed. Returns when the chunk is usable.
   Tick allocate_chunk(VaBlock& b, ServiceTimes& st);
   void set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
+  /// Prefetch accuracy bookkeeping of pages that just became resident (docs/stats.md).
+  void account_prefetch_use(VaBlock& b, const PageMask& asked, const PageMask& prefetched,
+                            HtodCause cause);
   /// Copies the host-resident pages `from_cpu` of `b` in address order, one run per cause.
   void copy_in(VaBlock& b, const PageMask& from_cpu, const PageMask& demand, HtodCause demand_cause,
                Tick ready, ServiceTimes& st);

@@ -101,3 +101,32 @@ def test_bad_events_files(tmp_path, text, message):
 def test_missing_events_file(tmp_path):
     with pytest.raises(uvmsim.UvmsimError, match="nope.csv: cannot open: No such file"):
         uvmsim.load_events(tmp_path / "nope.csv")
+
+
+def test_policy_counters_live_in_their_own_file_and_are_joined_back(sweep):
+    # results.csv: core columns only; the policies' reports are in policy_counters.csv.
+    header = (sweep / "results.csv").read_text().splitlines()[0].split(",")
+    assert not [c for c in header if c.startswith("policies.")]
+    # The core metrics lead, in a fixed order, after id/status/label and the axes.
+    at = header.index("sim_time_ns")
+    assert header[at:at + 10] == ["sim_time_ns", "kernel_time_ns", "gpu_faults", "fault_batches",
+                                  "evictions", "htod_bytes", "dtoh_bytes", "remote_bytes",
+                                  "memory.oversubscription_pct", "prefetch_use.coverage"]
+    counters = (sweep / "policy_counters.csv").read_text().splitlines()
+    assert counters[0].startswith("id,label,policies.")
+    assert len(counters) == 5
+    df = uvmsim.load_sweep(sweep)
+    assert df["policies.eviction.name"].tolist() == ["driver"] * 4
+    assert "policies.eviction.name" not in uvmsim.load_sweep(sweep, policy_counters=False)
+
+
+def test_a_sweep_written_before_the_split_loads_the_same(tmp_path):
+    # An older results.csv holds policies.* itself and has no policy_counters.csv.
+    (tmp_path / "results.csv").write_text(
+        "id,status,label,workload,sim_time_ns,policies.eviction.name,error\n"
+        "01,ok,a,a,5,lru,\n")
+    df = uvmsim.load_sweep(tmp_path)
+    assert df["policies.eviction.name"].tolist() == ["lru"]
+    (tmp_path / "policy_counters.csv").write_text("label\nx\n")
+    with pytest.raises(uvmsim.UvmsimError, match="policy_counters.csv: no 'id' column"):
+        uvmsim.load_sweep(tmp_path)

@@ -30,17 +30,29 @@ def _read_csv(path, **kwargs):
         raise UvmsimError(f"{path}: {first}") from None
 
 
-def load_sweep(directory):
+def load_sweep(directory, policy_counters=True):
     """A sweep's results.csv as a DataFrame, one row per point (status ok, failed or pending),
     with the axes, the metrics, the normalized columns and every flattened statistic. The
     sweep's description (sweep.json: name, axes, varying axes, baseline) is in
-    `df.attrs["sweep"]`."""
+    `df.attrs["sweep"]`.
+
+    The policies' own counters (`policies.*` columns) live in policy_counters.csv beside
+    results.csv (docs/sweeps.md); with `policy_counters` (the default) they are joined back on
+    `id`, so the DataFrame has the columns it had when results.csv held them. A directory
+    written before the split has them in results.csv and no policy_counters.csv: same result."""
     directory = Path(directory)
     path = directory / "results.csv"
     if not path.is_file():
         raise UvmsimError(f"{path}: cannot open: no such file (not a sweep output directory, or "
                           "its results were never collected: uvmsim sweep SPEC --collect)")
     df = _read_csv(path, dtype={c: str for c in _SWEEP_TEXT_COLUMNS})
+    counters = directory / "policy_counters.csv"
+    if policy_counters and counters.is_file():
+        pc = _read_csv(counters, dtype={"id": str, "label": str})
+        if "id" not in pc.columns:
+            raise UvmsimError(f"{counters}: no 'id' column (not a uvmsim policy_counters.csv)")
+        extra = [c for c in pc.columns if c not in ("id", "label") and c not in df.columns]
+        df = df.merge(pc[["id"] + extra], on="id", how="left")
     sweep = directory / "sweep.json"
     if sweep.is_file():
         try:

@@ -48,13 +48,16 @@ std::string last_line(std::string s) {
 
 int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
   po::options_description desc(
-      "usage: uvmsim report DIR|VALIDATION.json [--out DIR] [--python PATH]\n\n"
+      "usage: uvmsim report DIR|VALIDATION.json|EVENTS.csv [--out DIR] [--python PATH]\n\n"
       "Draws paper-style figures from a sweep's results (DIR/results.csv, DIR/sweep.json):\n"
       "normalized runtime per workload and policy with a geomean group, page faults,\n"
-      "evictions, host-link traffic by cause, and runtime vs oversubscription, each as PNG and\n"
-      "SVG, plus an index.html that shows them. Given the JSON of `uvmsim validate --json`\n"
-      "instead, draws simulated vs measured scatter plots (docs/validation.md); the default\n"
-      "output directory is then FILE's name without .json, plus -report.\n"
+      "evictions, host-link traffic by cause (copies and zero-copy accesses), runtime vs the\n"
+      "achieved oversubscription and prefetch accuracy, each as PNG and SVG, with min-max\n"
+      "spreads over seeds, plus an index.html that shows them and figures.json (what each\n"
+      "figure drew). Given the JSON of `uvmsim validate --json` instead, draws simulated vs\n"
+      "measured scatter plots (docs/validation.md); given the events CSV of `uvmsim run\n"
+      "--events-out`, the run's timeline and the CDF of fault-batch service time. The default\n"
+      "output directory for a file is its name without the extension, plus -report.\n"
       "Needs python3 with matplotlib (Debian:\n"
       "python3-matplotlib, installed by scripts/setup.sh).\n\noptions");
   desc.add_options()("help,h", "show this help")("out,o", po::value<std::string>(),
@@ -75,7 +78,8 @@ int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
   if (!vm.count("dir")) throw UsageError("missing sweep directory (uvmsim report DIR)");
   const fs::path dir = vm["dir"].as<std::string>();
   std::error_code ec;
-  // A regular file is the output of `uvmsim validate --json`; the script checks its format.
+  // A regular file is the output of `uvmsim validate --json` or an events CSV; the script
+  // checks its format.
   const bool validation = fs::is_regular_file(dir, ec);
   if (!validation && !fs::is_directory(dir, ec))
     throw UserError(dir.string() + ": not a directory or a validation results file");

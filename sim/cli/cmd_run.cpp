@@ -41,6 +41,19 @@ static std::string ns_str(std::uint64_t ps) {
   return o.str();
 }
 
+static void print_prefetch_use(std::ostream& out, const PrefetchUseStats& u) {
+  // One line per mechanism that prefetched anything: useful / useless / unresolved pages.
+  for (std::size_t c = 0; c < PrefetchUseStats::kCauses; ++c) {
+    if (!u.pages[c]) continue;
+    const auto resolved = u.useful[c] + u.useless[c];
+    out << "  prefetch use  : " << to_string(static_cast<PrefetchCause>(c)) << " " << u.pages[c]
+        << " pages: " << u.useful[c] << " useful, " << u.useless[c] << " useless, "
+        << u.unresolved(c) << " unresolved";
+    if (resolved) out << " (accuracy " << 100.0 * u.useful[c] / resolved << "%)";
+    out << "\n";
+  }
+}
+
 static void print_summary(std::ostream& out, const Simulator& sim, const nlohmann::json& j) {
   const Stats& s = sim.stats();
   const auto& m = j["memory"];
@@ -53,8 +66,12 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
       << format_bytes(m["managed_footprint_bytes"].get<std::uint64_t>()) << std::fixed
       << std::setprecision(1);
   const double over = m["oversubscription_pct"].get<double>();
+  const auto& req = m["oversubscription_requested_pct"];
   if (over > 0) {
-    out << " (" << over << "% oversubscribed)\n";
+    out << " (" << over << "% oversubscribed";
+    if (req.is_number() && req.get<double>() != over)
+      out << ", " << req.get<double>() << "% requested: memory is whole 2 MB chunks";
+    out << ")\n";
   } else {
     out << " (fits: "
         << 100.0 * m["managed_chunks"].get<double>() / m["capacity_chunks"].get<double>()
@@ -71,11 +88,20 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
       << format_bytes(s.htod_by_cause[static_cast<std::size_t>(HtodCause::Observation)])
       << ", region prefetch "
       << format_bytes(s.htod_by_cause[static_cast<std::size_t>(HtodCause::RegionPrefetch)])
-      << ")\n";
+      << ", placement "
+      << format_bytes(s.htod_by_cause[static_cast<std::size_t>(HtodCause::Placement)]) << ")\n";
   out << "  DtoH          : " << format_bytes(s.dtoh_bytes) << " (eviction "
       << format_bytes(s.dtoh_by_cause[0]) << ", cpu fault " << format_bytes(s.dtoh_by_cause[1])
       << ", user prefetch " << format_bytes(s.dtoh_by_cause[2]) << ", observation "
-      << format_bytes(s.dtoh_by_cause[static_cast<std::size_t>(DtohCause::Observation)]) << ")\n";
+      << format_bytes(s.dtoh_by_cause[static_cast<std::size_t>(DtohCause::Observation)])
+      << ", placement "
+      << format_bytes(s.dtoh_by_cause[static_cast<std::size_t>(DtohCause::Placement)]) << ")\n";
+  // Zero-copy traffic is not a copy-engine transfer, but it crosses the same link: without it
+  // remote-mapping schemes look free (issue 15).
+  out << "  remote (link) : " << format_bytes(s.remote_bytes) << " in " << s.remote_accesses
+      << " zero-copy accesses (read " << format_bytes(s.remote_read_bytes) << ", write "
+      << format_bytes(s.remote_write_bytes) << ")\n";
+  print_prefetch_use(out, s.prefetch_use);
   out << "  evictions     : " << s.evictions << "   remote accesses: " << s.remote_accesses
       << "   CPU faults: " << s.cpu_faults << "\n";
   if (s.observe.active) {
@@ -136,6 +162,10 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
       "write statistics + resolved config as JSON (complete or not at all: written to a "
       "temporary and renamed)")("events-out", po::value<std::string>(),
                                 "write batches/migrations/evictions as CSV (likewise)")(
+      "interval-out", po::value<std::string>(),
+      "write interval statistics as JSON lines, one per --interval-us of simulated time "
+      "(docs/stats.md; likewise)")("interval-us", po::value<double>(),
+                                   "simulated microseconds per --interval-out line (default 100)")(
       "quiet,q", "print only the throughput line")(
       "list-knobs", "list every configuration knob (the engine's and the policies')")(
       "format", po::value<std::string>()->default_value("text"),
@@ -189,7 +219,19 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   // Outputs are written under temporary names and renamed only once complete, so a full disk or
   // a failed run never leaves a truncated file under the name asked for. The temporaries are
   // created now: a bad path fails at once, not after a long run.
-  std::optional<sweep::AtomicFile> stats_file, events_file;
+  std::optional<sweep::AtomicFile> stats_file, events_file, interval_file;
+  if (vm.count("interval-us")) {
+    const double us = vm["interval-us"].as<double>();
+    if (!vm.count("interval-out")) throw UsageError("--interval-us: needs --interval-out FILE");
+    if (!(us >= 0.001 && us <= 1e9))
+      throw UsageError("--interval-us: value must be in [0.001, 1e9] microseconds, got " +
+                       std::to_string(us));
+    opts.interval = static_cast<Tick>(us * static_cast<double>(kPsPerUs));
+  }
+  if (vm.count("interval-out")) {
+    interval_file.emplace(vm["interval-out"].as<std::string>(), "--interval-out");
+    opts.interval_out = interval_file->temp_path().string();
+  }
   if (vm.count("stats-out")) stats_file.emplace(vm["stats-out"].as<std::string>(), "--stats-out");
   if (vm.count("events-out")) {
     events_file.emplace(vm["events-out"].as<std::string>(), "--events-out");
@@ -212,6 +254,7 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   }
   const nlohmann::json j = sim.to_json();
   if (events_file) events_file->commit();
+  if (interval_file) interval_file->commit();
   if (stats_file) {
     stats_file->write(j.dump(2) + "\n");
     stats_file->commit();

@@ -279,6 +279,16 @@ int cmd_sweep(const Args& args, std::ostream& out, std::ostream& err) {
                       " point(s) finished now and every earlier result are kept; make room and "
                       "rerun the same command to resume");
   const std::size_t rows = write_results_csv(spec.axis_names(), spec.baseline, points, store, csv);
+  if (spec.seeds.size() > 1) {
+    // A deterministic policy gives the same run for every seed: say so, or its "spread" over
+    // seeds would silently be N copies of one measurement (docs/sweeps.md, "Seeds").
+    const auto same = seed_insensitive_groups(points, store);
+    if (!same.empty())
+      err << "note: " << same.size() << " group(s) of points gave identical statistics for all "
+          << spec.seeds.size() << " seeds (the policy draws no random numbers), e.g. '"
+          << same.front()
+          << "'; they are repeats of one run, not a spread (vary \"input_seeds\" for that)\n";
+  }
   out << "sweep " << spec.name << ": " << sum.total << " point(s): " << sum.ok << " finished now, "
       << sum.skipped << " already done, " << sum.failures.size() << " failed";
   if (sum.signal)

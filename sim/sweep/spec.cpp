@@ -90,8 +90,9 @@ SweepSpec SweepSpec::parse(const ordered_json& j, const std::string& where,
                            const fs::path& base_dir, const std::string& default_name) {
   if (!j.is_object()) throw UserError(where + ": expected a JSON object");
   static const std::vector<std::string> keys = {
-      "name",      "description", "workloads", "gpus",  "policies", "eviction", "prefetch",
-      "placement", "oversub",     "knobs",     "seeds", "set",      "exclude",  "baseline"};
+      "name",     "description", "workloads", "gpus",     "policies",
+      "eviction", "prefetch",    "placement", "oversub",  "knobs",
+      "seeds",    "set",         "exclude",   "baseline", "input_seeds"};
   for (const auto& [k, v] : j.items()) {
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
       std::string known;
@@ -126,6 +127,35 @@ SweepSpec SweepSpec::parse(const ordered_json& j, const std::string& where,
         field_error(
             where, "workloads",
             "two workloads are named '" + s.workloads[i].name + "' (give them distinct \"name\"s)");
+
+  // --- input seeds: every generated workload once per generator seed (axis input_seed)
+  if (j.contains("input_seeds")) {
+    for (const auto& v : list_of(j["input_seeds"], where, "input_seeds")) {
+      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+        field_error(where, "input_seeds", "expected non-negative integers, got " + v.dump());
+      const auto seed = v.get<std::uint64_t>();
+      if (std::find(s.input_seeds.begin(), s.input_seeds.end(), seed) != s.input_seeds.end())
+        field_error(where, "input_seeds", "duplicate value " + v.dump());
+      s.input_seeds.push_back(seed);
+    }
+    std::vector<Workload> per_seed;
+    for (const auto& w : s.workloads) {
+      if (!w.generated())
+        field_error(where, "input_seeds",
+                    "workload '" + w.name +
+                        "' is a trace file; input seeds apply only to generated workloads");
+      if (w.seed_given)
+        field_error(where, "input_seeds",
+                    "workload '" + w.name + "' fixes its own \"seed\" (use one or the other)");
+      for (const auto seed : s.input_seeds) {
+        Workload c = w;
+        c.seed = seed;
+        c.input_seed = true;
+        per_seed.push_back(std::move(c));
+      }
+    }
+    s.workloads = std::move(per_seed);
+  }
 
   // --- GPU presets (validated now so a typo fails before any simulation)
   RunSettings probe;
@@ -278,12 +308,14 @@ std::vector<std::string> SweepSpec::axis_names() const {
   a.insert(a.end(), {"eviction", "prefetch", "placement"});
   for (const auto& [k, v] : knobs) a.push_back(k);
   a.insert(a.end(), {"oversub", "seed"});
+  if (!input_seeds.empty()) a.push_back("input_seed");
   return a;
 }
 
 std::vector<std::string> SweepSpec::varying_axes() const {
   std::vector<std::string> v;
-  if (workloads.size() > 1) v.push_back("workload");
+  // With input seeds a workload appears once per seed: count names, not entries.
+  if (workloads.size() / std::max<std::size_t>(input_seeds.size(), 1) > 1) v.push_back("workload");
   if (gpus.size() > 1) v.push_back("gpu");
   if (policies.size() > 1) v.push_back("policy");
   if (eviction.size() > 1) v.push_back("eviction");
@@ -293,6 +325,7 @@ std::vector<std::string> SweepSpec::varying_axes() const {
     if (vals.size() > 1) v.push_back(k);
   if (oversub.size() > 1) v.push_back("oversub");
   if (seeds.size() > 1) v.push_back("seed");
+  if (input_seeds.size() > 1) v.push_back("input_seed");
   return v;
 }
 
@@ -362,6 +395,7 @@ std::vector<PointSpec> SweepSpec::expand(const fs::path& trace_dir) const {
     for (std::size_t k = 0; k < knobs.size(); ++k) axes[knobs[k].first] = knob_vals[k];
     axes["oversub"] = over;
     axes["seed"] = cfg.engine.seed;
+    if (w.input_seed) axes["input_seed"] = w.seed;
 
     const bool excluded = std::any_of(exclude.begin(), exclude.end(),
                                       [&](const json& p) { return matches(axes, p); });

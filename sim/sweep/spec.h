@@ -29,7 +29,10 @@ struct SweepSpec {
   std::vector<std::string> eviction, prefetch, placement;  ///< empty: not swept
   std::vector<nlohmann::json> oversub;  ///< percentages or null (preset capacity)
   std::vector<std::pair<std::string, std::vector<nlohmann::json>>> knobs;
-  std::vector<std::uint64_t> seeds;               ///< empty: the preset's engine.seed
+  std::vector<std::uint64_t> seeds;  ///< empty: the preset's engine.seed
+  /// Generator seeds (axis `input_seed`): each generated workload is made once per seed, so
+  /// the spread over inputs shows. Empty: each workload's own "seed" and no such axis.
+  std::vector<std::uint64_t> input_seeds;
   nlohmann::json set = nlohmann::json::object();  ///< knobs fixed for every point
   std::vector<nlohmann::json> exclude;            ///< partial axis assignments
   nlohmann::ordered_json baseline;                ///< axis -> value of the reference point
@@ -41,7 +44,7 @@ struct SweepSpec {
                          const std::filesystem::path& base_dir, const std::string& default_name);
 
   /// Axis names in column order: workload, gpu, [policy], eviction, prefetch, placement,
-  /// <knob axes>, oversub, seed.
+  /// <knob axes>, oversub, seed, and input_seed when the spec has input_seeds.
   std::vector<std::string> axis_names() const;
   /// Axes with more than one value (they make up the point labels).
   std::vector<std::string> varying_axes() const;

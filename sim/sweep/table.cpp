@@ -45,9 +45,14 @@ std::string axes_key(const ordered_json& axes) {
 }
 
 // The metric columns that lead the table, in this order; the rest follow alphabetically.
-const std::vector<std::string> kLeading = {"sim_time_ns",   "kernel_time_ns", "gpu_faults",
-                                           "fault_batches", "evictions",      "htod_bytes",
-                                           "dtoh_bytes"};
+const std::vector<std::string> kLeading = {
+    "sim_time_ns",          "kernel_time_ns", "gpu_faults",
+    "fault_batches",        "evictions",      "htod_bytes",
+    "dtoh_bytes",           "remote_bytes",   "memory.oversubscription_pct",
+    "prefetch_use.coverage"};
+// Policy-private counters (each policy's report()) go to policy_counters.csv, keyed by id, so
+// that results.csv has the same columns whichever policies a sweep compares.
+bool policy_private(const std::string& metric) { return metric.rfind("policies.", 0) == 0; }
 // Normalized columns: name, metric, reference.
 struct Norm {
   const char* column;
@@ -115,9 +120,10 @@ std::size_t write_results_csv(const std::vector<std::string>& axes, const ordere
   std::vector<std::string> metric_cols;
   for (const auto& m : kLeading)
     if (metric_names.count(m)) metric_cols.push_back(m);
-  std::vector<std::string> rest;
+  std::vector<std::string> rest, private_cols;
   for (const auto& m : metric_names)
-    if (std::find(kLeading.begin(), kLeading.end(), m) == kLeading.end()) rest.push_back(m);
+    if (std::find(kLeading.begin(), kLeading.end(), m) == kLeading.end())
+      (policy_private(m) ? private_cols : rest).push_back(m);
 
   std::ostringstream o;
   o << "id,status,label";
@@ -172,7 +178,66 @@ std::size_t write_results_csv(const std::vector<std::string>& axes, const ordere
     o << "," << csv_field(r.error) << "\n";
   }
   write_atomic(csv, o.str());
+
+  std::ostringstream pc;
+  pc << "id,label";
+  for (const auto& m : private_cols) pc << "," << csv_field(m);
+  pc << "\n";
+  for (const auto& r : rows) {
+    pc << r.p->id << "," << csv_field(r.p->label);
+    for (const auto& m : private_cols) {
+      auto it = r.metrics.find(m);
+      pc << "," << (it == r.metrics.end() ? "" : cell(it->second));
+    }
+    pc << "\n";
+  }
+  write_atomic(csv.parent_path() / "policy_counters.csv", pc.str());
   return with_result;
+}
+
+std::vector<std::string> seed_insensitive_groups(const std::vector<PointSpec>& points,
+                                                 const ResultStore& store) {
+  struct Group {
+    std::string label;
+    std::size_t points = 0;
+    bool same = true;
+    json first;
+  };
+  std::map<std::string, Group> groups;  // key: the axes without "seed"
+  std::vector<std::string> order;
+  for (const auto& p : points) {
+    if (!p.axes.contains("seed")) continue;
+    ordered_json a = p.axes;
+    a.erase("seed");
+    const std::string key = axes_key(a);
+    auto res = store.load_result(p);
+    if (!res) continue;
+    json st = (*res)["stats"];
+    // The configuration holds the seed itself; wall-clock fields measure the host.
+    for (const char* k : {"config", "wall_seconds", "accesses_per_second"}) st.erase(k);
+    auto [it, fresh] = groups.try_emplace(key);
+    Group& g = it->second;
+    if (fresh) {
+      order.push_back(key);
+      g.label = p.label;
+      g.first = std::move(st);
+    } else if (g.same && st != g.first) {
+      g.same = false;
+    }
+    ++g.points;
+  }
+  std::vector<std::string> out;
+  for (const auto& key : order) {
+    const Group& g = groups[key];
+    if (g.points < 2 || !g.same) continue;
+    std::string label = g.label;
+    if (const auto at = label.find(" seed="); at != std::string::npos) {
+      const auto end = label.find(' ', at + 1);
+      label.erase(at, end == std::string::npos ? std::string::npos : end - at);
+    }
+    out.push_back(label);
+  }
+  return out;
 }
 
 std::vector<std::vector<std::string>> read_csv(const fs::path& csv) {

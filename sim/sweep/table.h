@@ -19,13 +19,22 @@ namespace uvmsim::sweep {
 /// per-kernel records, the batch histogram and the trace path.
 std::map<std::string, nlohmann::json> flatten_metrics(const nlohmann::json& stats);
 
-/// Writes `csv` atomically. `axes` are the axis columns in order; `baseline` overrides axes to
-/// find each point's reference point for the *_vs_baseline columns; the "build" column is the
-/// build id of the binary that computed each result. Returns the number of rows with a result.
+/// Writes `csv` atomically, and beside it policy_counters.csv (id, label and the policies' own
+/// "policies.*" counters, which results.csv leaves out). `axes` are the axis columns in order;
+/// `baseline` overrides axes to find each point's reference point for the *_vs_baseline columns;
+/// the "build" column is the build id of the binary that computed each result. Returns the number
+/// of rows with a result.
 std::size_t write_results_csv(const std::vector<std::string>& axes,
                               const nlohmann::ordered_json& baseline,
                               const std::vector<PointSpec>& points, const ResultStore& store,
                               const std::filesystem::path& csv);
+
+/// Points that differ only in the policy seed (axis "seed") yet have bit-identical statistics:
+/// the policy never draws a random number, so the seeds repeat one run. Returns one label per
+/// such group (the first point's label without its "seed=" part); empty when every seed
+/// mattered or there is no seed axis.
+std::vector<std::string> seed_insensitive_groups(const std::vector<PointSpec>& points,
+                                                 const ResultStore& store);
 
 /// RFC 4180 quoting of one field.
 std::string csv_field(const std::string& s);

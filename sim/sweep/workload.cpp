@@ -120,6 +120,7 @@ Workload parse_one(const json& j, const std::string& where, const std::string& f
         field_error(where, field + ".seed",
                     "expected a non-negative integer, got " + j["seed"].dump());
       w.seed = j["seed"].get<std::uint64_t>();
+      w.seed_given = true;
     }
     w.name = w.generator;
   }

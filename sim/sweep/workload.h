@@ -21,6 +21,8 @@ struct Workload {
   std::uint64_t footprint = 0;
   gen::ParamMap params;
   std::uint64_t seed = 1;
+  bool seed_given = false;  ///< "seed" was in the spec (an input-seed axis would contradict it)
+  bool input_seed = false;  ///< `seed` comes from the sweep's input_seeds axis
   // ... or a trace file (absolute path) and the CRC-64 of its bytes.
   std::filesystem::path trace_file;
   std::string trace_crc;
