@@ -37,6 +37,7 @@ struct VaBlock {
   PageMask remote_mapped;  ///< GPU maps the host copy (preferred location CPU, pinned, ...)
   PageMask read_only_gpu;  ///< read-duplicated pages: a GPU write must fault
   PageMask dirty;          ///< written on the GPU since it arrived (what-if write-back)
+  PageMask cpu_backed;     ///< host pages allocated (kept after the data moves to the GPU)
   unsigned gpu_count = 0;  ///< gpu_resident.count(), kept incrementally
 
   bool has_chunk = false;

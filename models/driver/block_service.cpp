@@ -98,6 +98,7 @@ void BlockService::map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& 
   // Pages resident nowhere are populated in host memory first (zero-filled, no copy).
   const PageMask fresh = minus(minus(remote, b.cpu_resident), b.gpu_resident);
   b.cpu_resident |= fresh;
+  b.cpu_backed |= fresh;
   b.remote_mapped |= remote;
   const unsigned n = remote.count();
   dc_.stats().remote_maps += n;
