@@ -30,6 +30,10 @@ std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceT
     ++b.mapping_gen;  // PTE writes + TLB invalidate
     b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
   }
+  // service_fault_batch_block adds the block's tracker to the batch's: the replay that follows
+  // waits for the block's outstanding copies and PTE writes, even when this batch found nothing
+  // to do in it (a re-fault while an earlier batch's copies still run, under BATCH/BLOCK/ONCE).
+  st.copy_done = std::max(st.copy_done, b.map_ready_at);
   return c.duplicates;
 }
 
