@@ -146,7 +146,14 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(first_fault_ns, double, 140000, number, 0, 1e9,                                               \
     "one-time cost of the process's first fault batch")                                           \
   X(replay_ns, double, 1500, number, 0, 1e9, "replay push to warps retrying")                     \
-  X(eviction_ns, double, 6000, number, 0, 1e9, "per evicted root chunk, CPU side")                \
+  X(eviction_ns, double, 6000, number, 0, 1e9,                                                   \
+    "per evicted root chunk, CPU side: pick, lock, one unmap push + TLB invalidate, chunk free")  \
+  X(eviction_page_ns, double, 172.3, number, 0, 1e9,                                              \
+    "per page evicted, CPU side: unmap and per-page state of uvm_va_block_evict_chunks (fitted "  \
+    "to the RTX 3080 Ti fir evictions, docs/cost-model.md)")                                      \
+  X(cpu_page_alloc_ns, double, 250, number, 0, 1e9,                                               \
+    "per evicted page with no host backing yet: CPU page allocation + DMA map "                   \
+    "(block_populate_pages_cpu); an estimate, not measured")                                      \
   X(pma_alloc_ns, double, 20000, number, 0, 1e9,                                                  \
     "per PMA allocation call (pma_batch_chunks root chunks)")                                     \
   X(cpu_fault_ns, double, 15000, number, 0, 1e9, "per CPU page fault serviced")                   \

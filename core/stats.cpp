@@ -215,6 +215,7 @@ nlohmann::json Stats::to_json() const {
   j["fault_batches"] = fault_batches;
   j["evictions"] = evictions;
   j["evicted_pages"] = evicted_pages;
+  j["cpu_backing_pages"] = cpu_backing_pages;
   j["htod_bytes"] = htod_bytes;
   j["dtoh_bytes"] = dtoh_bytes;
   j["htod_copies"] = htod_copies;

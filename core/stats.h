@@ -154,6 +154,7 @@ struct Stats {
   std::uint64_t va_blocks_serviced = 0;
   std::uint64_t evictions = 0;
   std::uint64_t evicted_pages = 0;
+  std::uint64_t cpu_backing_pages = 0;  ///< host pages allocated when data first left the GPU
   std::uint64_t chunk_allocations = 0, pma_calls = 0;
   std::uint64_t zero_filled_pages = 0;
   std::uint64_t remote_maps = 0;

@@ -39,6 +39,7 @@ struct VaBlock {
   PageMask remote_mapped;  ///< GPU maps the host copy (preferred location CPU, pinned, ...)
   PageMask read_only_gpu;  ///< read-duplicated pages: a GPU write must fault
   PageMask dirty;          ///< written on the GPU since it arrived (what-if write-back)
+  PageMask cpu_backed;     ///< host pages allocated (kept after the data moves to the GPU)
   unsigned gpu_count = 0;  ///< gpu_resident.count(), kept incrementally
   /// Prefetched pages no access has touched yet, one mask per PrefetchCause, and their union
   /// (the one bit the access path tests); state/prefetch_use.h keeps them.

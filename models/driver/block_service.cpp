@@ -30,6 +30,10 @@ std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceT
     ++b.mapping_gen;  // PTE writes + TLB invalidate
     b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
   }
+  // service_fault_batch_block adds the block's tracker to the batch's: the replay that follows
+  // waits for the block's outstanding copies and PTE writes, even when this batch found nothing
+  // to do in it (a re-fault while an earlier batch's copies still run, under BATCH/BLOCK/ONCE).
+  st.copy_done = std::max(st.copy_done, b.map_ready_at);
   return c.duplicates;
 }
 
@@ -98,6 +102,7 @@ void BlockService::map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& 
   // Pages resident nowhere are populated in host memory first (zero-filled, no copy).
   const PageMask fresh = minus(minus(remote, b.cpu_resident), b.gpu_resident);
   b.cpu_resident |= fresh;
+  b.cpu_backed |= fresh;
   b.remote_mapped |= remote;
   const unsigned n = remote.count();
   dc_.stats().remote_maps += n;

@@ -12,6 +12,16 @@ void ChunkEviction::evict(VaBlock& v, ServiceTimes& st) {
   PageMask copy = minus(pages, v.cpu_resident);
   if (dc_.cfg.driver.evict_dirty_only) copy &= v.dirty;
   std::uint64_t bytes = 0;
+  // Host work before the copy-out can start (uvm_va_block_evict_chunks ->
+  // uvm_va_block_make_resident to the CPU): every evicted page is unmapped from the GPU and its
+  // per-page state updated, and pages that never had host memory get it allocated and
+  // DMA-mapped first (block_populate_pages_cpu). The per-chunk part (cost.eviction_ns) is
+  // charged by the caller. See docs/cost-model.md, "Eviction".
+  const auto& cost = dc_.cfg.cost;
+  const PageMask unbacked = minus(pages, v.cpu_backed);
+  st.cpu += ns_to_ps(cost.eviction_page_ns) * pages.count() +
+            ns_to_ps(cost.cpu_page_alloc_ns) * unbacked.count();
+  s.cpu_backing_pages += unbacked.count();
   const Tick start = st.cpu;
   copy.for_each_run([&](unsigned a, unsigned e) {
     PageMask run;
@@ -27,6 +37,7 @@ void ChunkEviction::evict(VaBlock& v, ServiceTimes& st) {
     dc_.log().row(start, "eviction", dc_.log_batch, v.start + (Addr{v.first_page} << kPageShift),
                   bytes, "dtoh", "eviction", pages.count(), 0);
   v.cpu_resident |= pages;
+  v.cpu_backed |= pages;
   // With access-counter migration on, evicted pages are mapped back remotely
   // (uvm_perf_map_remote_on_eviction) and the counters can bring them back.
   if (counters_.counting()) v.remote_mapped |= counters_.remap_on_eviction(v, pages);

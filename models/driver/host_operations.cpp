@@ -24,6 +24,7 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
       }
       if (!on_gpu) {  // first touch on the CPU: populated in host memory, no transfer
         b.cpu_resident.set(p);
+        b.cpu_backed.set(p);
         ++s.cpu_first_touch_pages;
         continue;
       }

@@ -108,6 +108,7 @@ void ObservationService::observe_prefetch(VaBlock& b, PageMask& prefetch, Servic
     // the GPU; the rest of the prefetch proceeds.
     prefetch.and_not(samples);
     b.cpu_resident |= samples;
+    b.cpu_backed |= samples;
     b.remote_mapped |= samples;
     const unsigned n = samples.count();
     st.cpu += ns_to_ps(dc_.cfg.cost.page_ns) * n;

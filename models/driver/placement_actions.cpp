@@ -30,6 +30,7 @@ Tick PolicyFacade::host_first_touch(VaBlock& b, const PageMask& pages) {
   const PageMask untouched = minus(minus(pages, b.cpu_resident), b.gpu_resident);
   if (untouched.none()) return 0;
   b.cpu_resident |= untouched;
+  b.cpu_backed |= untouched;
   dc_.stats().placement.host_memset_pages += untouched.count();
   // SUV memsets uninitialised host-pinned data so the GPU never faults on it (§V-D ②).
   return static_cast<Tick>(static_cast<double>(pages_bytes(untouched)) * 1000.0 /

@@ -144,6 +144,10 @@ void Residency::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause c
   const PageMask pages = pages_in & b.gpu_resident;
   if (pages.none()) return;
   const PageMask copy = minus(pages, b.cpu_resident);
+  // Pages that never had host memory get it first (block_populate_pages_cpu).
+  const unsigned unbacked = minus(pages, b.cpu_backed).count();
+  st.cpu += ns_to_ps(dc_.cfg.cost.cpu_page_alloc_ns) * unbacked;
+  dc_.stats().cpu_backing_pages += unbacked;
   copy.for_each_run([&](unsigned a, unsigned e) {
     PageMask run;
     run.set_range(a, e);
@@ -152,6 +156,7 @@ void Residency::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause c
     dc_.stats().add_dtoh(cause, rb);
   });
   b.cpu_resident |= pages;
+  b.cpu_backed |= pages;
   b.read_only_gpu.and_not(pages);
   b.dirty.and_not(pages);
   if (pool_.placement().active()) pool_.unpin_leaving(b, pages, st.cpu);

@@ -52,6 +52,7 @@ void UvmDriver::on_driver_wake(Tick now) {
     bh_running_ = true;
     batches_in_run_ = throttled_in_run_ = 0;
     replay_issued_in_run_ = false;
+    run_copies_done_ = 0;
     ++dc_.stats().bottom_halves;
   }
   start_batch(now);
@@ -139,7 +140,14 @@ bool UvmDriver::service_fault_batch(Tick now) {
     dc_.log().row(now, "batch", dc_.batch_id, 0, s.htod_bytes - htod_before, "", "", fetched,
                   end - now);
   }
-  dc_.sim.queue.schedule(end, EventType::BatchEnd, dc_.batch_id);
+  // uvm_parent_gpu_service_replayable_faults waits for the batch's copies (and its replay) only
+  // under BATCH_FLUSH (uvm_tracker_wait on the replay tracker after fault_buffer_flush_locked).
+  // Under BATCH, BLOCK and ONCE the thread fetches the next batch as soon as its own work is
+  // done; the copies run on and the replay pushes wait for them on the GPU.
+  batch_copies_done_ = st.copy_done;
+  run_copies_done_ = std::max(run_copies_done_, st.copy_done);
+  const bool waits = dc_.cfg.driver.replay_policy == ReplayPolicy::BatchFlush;
+  dc_.sim.queue.schedule(waits ? end : st.cpu, EventType::BatchEnd, dc_.batch_id);
   return true;
 }
 
@@ -161,17 +169,20 @@ void UvmDriver::on_batch_end(std::uint32_t, Tick now) {
       dc_.stats().flush_time += flush;
       t += flush;
       schedule_replay(t);
-      break;
+      // The bottom half waits for the replay to complete before fetching the next batch.
+      wake_at(t + ns_to_ps(dc_.cfg.cost.replay_ns));
+      return;
     }
     case ReplayPolicy::Batch:
-      schedule_replay(t);
+      // push_replay_on_parent_gpu: the replay runs once the batch's copies are done; the thread
+      // goes on to the next batch without waiting.
+      schedule_replay(std::max(t, batch_copies_done_));
       break;
-    case ReplayPolicy::Block:
-    case ReplayPolicy::Once:
+    case ReplayPolicy::Block:  // replays were pushed per VA block during the batch
+    case ReplayPolicy::Once:   // one replay when the bottom half ends
       break;
   }
-  // The bottom half waits for the replay to complete before fetching the next batch.
-  wake_at(t + ns_to_ps(dc_.cfg.cost.replay_ns));
+  wake_at(t);
 }
 
 void UvmDriver::schedule_replay(Tick t) {
@@ -181,7 +192,9 @@ void UvmDriver::schedule_replay(Tick t) {
 }
 
 void UvmDriver::end_bottom_half(Tick now) {
-  if (!replay_issued_in_run_ && batches_in_run_ > 0) schedule_replay(now);
+  // ONCE (and any run that issued none) pushes one replay, ordered after all the run's copies.
+  if (!replay_issued_in_run_ && batches_in_run_ > 0)
+    schedule_replay(std::max(now, run_copies_done_));
   bh_running_ = false;
   if (buffer_.empty()) {
     irq_.unmask();

@@ -113,6 +113,9 @@ class UvmDriver {
   bool first_batch_done_ = false;
   bool replay_issued_in_run_ = false;
   bool batch_throttled_ = false;
+  /// When the last batch's copies finish, and every batch's of this bottom half: a replay push
+  /// acquires the batch tracker, so the GPU replays only after them (push_replay_on_parent_gpu).
+  Tick batch_copies_done_ = 0, run_copies_done_ = 0;
   std::uint32_t batches_in_run_ = 0, throttled_in_run_ = 0;
 };
 

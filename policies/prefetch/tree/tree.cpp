@@ -1,10 +1,12 @@
 // The UVM driver's tree-based ("density") prefetcher, uvm_perf_prefetch.c (uvm-driver.md §1):
 //  1. bitmap = pages resident on the destination | pages faulted to it in this batch;
-//  2. 64 KB upgrade: each big page holding a faulted, non-thrashing page is filled completely;
+//  2. 64 KB upgrade: each big page holding a faulted, non-thrashing page is filled completely
+//     (a partial prefix/suffix of the region counts as one unit);
 //  3. for each faulted page, every tree level from the 4 KB leaf to the root (the block's max
 //     prefetch region) is tested with the STRICT rule count*100 > size*threshold, and the
 //     largest passing node wins even if a smaller one failed; the union over faulted pages is
-//     the prefetch mask. The bitmap is not updated between faulted pages of one batch;
+//     the prefetch mask. The bitmap is not updated between faulted pages of one batch. Tree
+//     nodes are aligned to the region's first 64 KB boundary at or below it (offset shift);
 //  4. the faulted and thrashing pages are removed. Nothing crosses the 2 MB block.
 // The algorithm is the driver's mechanism (PrefetchPolicy::tree_prefetch), which every prefetch
 // policy may run at a threshold of its choice (ObservUVM's setPrefetchThreshold, §VI-C).
@@ -20,25 +22,40 @@ namespace uvmsim {
 void PrefetchPolicy::tree_prefetch(const Request& r, unsigned threshold, PageMask& out) {
   const unsigned lo = r.block.first_page, hi = r.block.end_page;
   PageMask bitmap = r.resident_on_dest | r.faulted;
-  // Big-page upgrade (grow_fault_granularity). Big pages are aligned in the block's 2 MB VA
-  // window, clipped to the region, so a region without whole big pages is filled entirely.
-  for (unsigned bp = lo / kPagesPerBigPage; bp * kPagesPerBigPage < hi; ++bp) {
-    const unsigned b0 = std::max(lo, bp * kPagesPerBigPage);
-    const unsigned b1 = std::min(hi, (bp + 1) * kPagesPerBigPage);
-    if (r.faulted.count_range(b0, b1) && !r.thrashing.count_range(b0, b1)) bitmap.set_range(b0, b1);
+  // Big-page upgrade (grow_fault_granularity). The region is cut into a prefix up to the first
+  // 64 KB boundary, whole 64 KB big pages, and a suffix after the last one; each part holding a
+  // faulted, non-thrashing page is filled. A region holding no whole big page is one part.
+  auto grow = [&](unsigned b0, unsigned b1) {
+    if (b1 > b0 && r.faulted.count_range(b0, b1) && !r.thrashing.count_range(b0, b1))
+      bitmap.set_range(b0, b1);
+  };
+  const unsigned big0 = (lo + kPagesPerBigPage - 1) / kPagesPerBigPage * kPagesPerBigPage;
+  const unsigned big1 = hi / kPagesPerBigPage * kPagesPerBigPage;
+  if (big1 <= big0) {
+    grow(lo, hi);
+  } else {
+    grow(lo, big0);
+    for (unsigned b = big0; b < big1; b += kPagesPerBigPage) grow(b, b + kPagesPerBigPage);
+    grow(big1, hi);
   }
-  const unsigned region_pages = hi - lo;
-  const unsigned max_level_pages = std::min(kPagesPerBlock, std::bit_ceil(region_pages));
+  // The tree's leaves start at the region's first page shifted left to a 64 KB boundary
+  // (update_bitmap_tree_from_va_block's bitmap_tree->offset), not at the 2 MB window: a node of
+  // `size` leaves covers [base + k*size, base + (k+1)*size), cut at the last leaf
+  // (uvm_perf_tree_iter_leaf_range). The leaves before `lo` count in a node's size but are never
+  // set; the chosen node is then clamped to the region (compute_prefetch_region).
+  const unsigned base = lo & ~(kPagesPerBigPage - 1);
+  const unsigned leaf_count = hi - base;
+  const unsigned max_level_pages = std::min(kPagesPerBlock, std::bit_ceil(leaf_count));
   for (unsigned p = r.faulted.find_next(lo); p < hi; p = r.faulted.find_next(p + 1)) {
     // A faulted page inside the region already chosen for another faulted page gets that
     // same region: nodes are aligned and nested, so its largest passing node is that one.
     if (r.thrashing.test(p) || out.test(p)) continue;
     unsigned best0 = 0, best1 = 0;
     for (unsigned size = 1; size <= max_level_pages; size <<= 1) {
-      const unsigned n0 = std::max(lo, p & ~(size - 1));
-      const unsigned n1 = std::min(hi, (p & ~(size - 1)) + size);
-      const unsigned count = bitmap.count_range(n0, n1);
-      if (count * 100u > (n1 - n0) * threshold) best0 = n0, best1 = n1;
+      const unsigned l0 = (p - base) & ~(size - 1);
+      const unsigned l1 = std::min(l0 + size, leaf_count);
+      const unsigned count = bitmap.count_range(std::max(lo, base + l0), base + l1);
+      if (count * 100u > (l1 - l0) * threshold) best0 = std::max(lo, base + l0), best1 = base + l1;
     }
     if (best1 > best0) out.set_range(best0, best1);
   }
