@@ -36,12 +36,20 @@ void ThrashingDetector::configure(const ThrashingConfig& cfg, std::size_t num_bl
   pins_.clear();
 }
 
+void ThrashingDetector::end_throttling(PageState& p) {
+  // thrashing_throttling_reset_page: the period's end is cleared only when the last throttled
+  // processor is released (thrashing_throttle_end_processor); a period nobody is throttled in
+  // keeps running.
+  if (!p.throttled) return;
+  p.throttled = 0;
+  p.throttle_end = 0;
+}
+
 void ThrashingDetector::reset_page(BlockState& b, unsigned page) {
   // thrashing_reset_page: throttling ends, the pin goes, events and processors are forgotten.
   // The throttling count and the do-not-throttle processor survive, as in the driver.
   PageState& p = b.pages[page];
-  p.throttled = 0;
-  p.throttle_end = 0;
+  end_throttling(p);
   if (p.pinned) {
     p.pinned = false;
     p.pinned_residency = kNone;
@@ -197,10 +205,7 @@ void ThrashingDetector::pin_page(std::uint32_t block, BlockState& b, unsigned pa
                                  std::int8_t residency, std::uint8_t resident, Tick now) {
   // thrashing_pin_page
   PageState& p = b.pages[page];
-  if (!p.pinned || !(resident & bit_of(residency))) {
-    p.throttled = 0;
-    p.throttle_end = 0;
-  }
+  if (!p.pinned || !(resident & bit_of(residency))) end_throttling(p);
   if (!p.pinned) {
     if (pin_ > 0) {
       p.pin_deadline = now + pin_;

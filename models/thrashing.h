@@ -111,6 +111,7 @@ class ThrashingDetector {
   };
 
   void reset_page(BlockState& b, unsigned page);
+  static void end_throttling(PageState& p);
   void throttle_update(PageState& p, std::int8_t req, Tick now);
   Result migration_hint(const PageState& p, std::int8_t req, std::uint8_t resident,
                         std::int8_t pref) const;
