@@ -113,7 +113,10 @@ inline constexpr double kMaxSimTimeS = 1e6;
     "root chunks per PMA allocation call")                                                        \
   X(managed_tail_pow2, bool, true, boolean,                                                       \
     "round a managed range's last partial 2 MB block up to a power of two "                       \
-    "(calibration: 2M+192K -> 2M+256K)")
+    "(calibration: 2M+192K -> 2M+256K)") \
+  X(cpu_chunk_2m, bool, true, boolean,                                                            \
+    "uvm_cpu_chunk_allocation_sizes includes 2M: a full 2 MB block's host copy is one 2 MB "      \
+    "chunk (expand_notification_block then migrates the notified sub-regions, else one page)")
 
 #define UVMSIM_THRASHING_KNOBS(X)                                                                 \
   X(enable, bool, true, boolean, "uvm_perf_thrashing_enable")                                     \
@@ -123,7 +126,9 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(nap, std::uint32_t, 1, integer, 1, 100, "uvm_perf_thrashing_nap (x lapse)")                   \
   X(epoch, std::uint32_t, 2000, integer, 1, 1000000, "uvm_perf_thrashing_epoch (x lapse)")        \
   X(pin, std::uint32_t, 300, integer, 0, 1000000, "uvm_perf_thrashing_pin (x lapse, 0 = forever)") \
-  X(max_resets, std::uint32_t, 4, integer, 0, 1000000, "uvm_perf_thrashing_max_resets")
+  X(max_resets, std::uint32_t, 4, integer, 0, 255, "uvm_perf_thrashing_max_resets")          \
+  X(lapse_vote_threshold, std::uint32_t, 32, integer, 1, 127,                                     \
+    "uvm_perf_lapse_vote_threshold: votes to adapt the lapse (only at lapse_us = 500)")
 
 #define UVMSIM_ACCESS_COUNTER_KNOBS(X)                                                            \
   X(migration, bool, false, boolean,                                                              \

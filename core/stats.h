@@ -160,7 +160,10 @@ struct Stats {
   std::uint64_t remote_maps = 0;
   std::uint64_t cpu_faults = 0, cpu_first_touch_pages = 0;
   std::uint64_t thrashing_pages = 0, throttle_hints = 0, pin_hints = 0;
+  std::uint64_t thrashing_block_resets = 0;  ///< epoch resets (uvm_perf_thrashing_get_hint)
+  std::uint64_t cpu_read_duplicates = 0;     ///< pages a CPU read duplicated (read-mostly)
   std::uint64_t access_counter_notifications = 0, access_counter_batches = 0;
+  std::uint64_t access_counter_single_page = 0;  ///< 2 MB notifications narrowed to one page
   std::uint64_t htod_bytes = 0, dtoh_bytes = 0;
   std::uint64_t htod_copies = 0, dtoh_copies = 0;
   std::array<std::uint64_t, static_cast<std::size_t>(HtodCause::kCount)> htod_by_cause{};

@@ -1,75 +1,283 @@
 #include "models/thrashing.h"
 
+#include <algorithm>
+
 namespace uvmsim {
+
+namespace {
+constexpr double kDefaultLapseUs = 500;  // UVM_PERF_THRASHING_LAPSE_USEC_DEFAULT
+constexpr Tick kLapseMax = static_cast<Tick>(kDefaultLapseUs * 1000 * kPsPerUs);
+constexpr Tick kLapseMin = static_cast<Tick>(kDefaultLapseUs / 100 * kPsPerUs);
+constexpr Tick kLapseStepMax = kLapseMax / 10;
+
+std::int8_t id(Processor p) { return p == Processor::Cpu ? 0 : 1; }
+std::uint8_t bit_of(std::int8_t i) { return i < 0 ? 0 : static_cast<std::uint8_t>(1u << i); }
+Processor proc(std::int8_t i) { return i == 0 ? Processor::Cpu : Processor::Gpu; }
+
+// x86 + PCIe: the GPU can map host memory; the CPU cannot map GPU memory (accessible_from).
+std::uint8_t accessible_from(std::int8_t to) { return to == 0 ? 3 : 2; }
+// can_access[p]: the locations p can map. CPU: itself; GPU: itself and host memory.
+std::uint8_t can_access(std::int8_t p) { return p == 0 ? 1 : 3; }
+}  // namespace
 
 void ThrashingDetector::configure(const ThrashingConfig& cfg, std::size_t num_blocks) {
   cfg_ = cfg;
+  // va_space_thrashing_info_init_params: nap, epoch and pin are fixed multiples of the initial
+  // lapse; only the detection lapse adapts later.
   lapse_ = static_cast<Tick>(cfg.lapse_us * kPsPerUs);
+  nap_ = lapse_ * cfg.nap;
+  epoch_ = lapse_ * cfg.epoch;
+  pin_ = lapse_ * cfg.pin;
+  adaptive_ = cfg.lapse_us == kDefaultLapseUs;
+  lapse_stat_ = 0;
+  block_resets_ = 0;
   blocks_.clear();
   blocks_.resize(num_blocks);
+  pins_.clear();
 }
 
-bool ThrashingDetector::on_migration(std::uint32_t block, unsigned page, Processor dest, Tick now) {
+void ThrashingDetector::end_throttling(PageState& p) {
+  // thrashing_throttling_reset_page: the period's end is cleared only when the last throttled
+  // processor is released (thrashing_throttle_end_processor); a period nobody is throttled in
+  // keeps running.
+  if (!p.throttled) return;
+  p.throttled = 0;
+  p.throttle_end = 0;
+}
+
+void ThrashingDetector::reset_page(BlockState& b, unsigned page) {
+  // thrashing_reset_page: throttling ends, the pin goes, events and processors are forgotten.
+  // The throttling count and the do-not-throttle processor survive, as in the driver.
+  PageState& p = b.pages[page];
+  end_throttling(p);
+  if (p.pinned) {
+    p.pinned = false;
+    p.pinned_residency = kNone;
+    b.pinned.reset(page);
+    --b.num_pinned;
+  }
+  p.has_time = false;
+  p.events = 0;
+  p.processors = 0;
+  b.thrashing.reset(page);
+}
+
+bool ThrashingDetector::on_migration(std::uint32_t block, unsigned page, Processor dest, Tick now,
+                                     Cause cause) {
   if (!cfg_.enable) return false;
   BlockState& b = blocks_[block];
-  // Per-page tracking starts only when the block sees a different processor within lapse.
+  if (cause == Cause::Other) {
+    // thrashing_reset_pages_in_region: user commands take precedence over the heuristics.
+    if (b.pages && b.thrashing.test(page)) reset_page(b, page);
+    return false;
+  }
+  // is_migration_pinned_pages_update: moving a pinned page to its pin is no event.
+  if (b.pages && b.pinned.test(page)) return false;
+  const std::int8_t d = id(dest);
   if (!b.pages) {
-    const bool other = b.seen && b.last_proc != dest && now - b.last_time < lapse_;
-    b.seen = true;
-    b.last_proc = dest;
+    // Per-page state only once the block sees two processors within lapse.
+    const bool other = b.has_last && b.last_proc != d && now - b.last_time <= lapse_;
+    b.has_last = true;
+    b.last_proc = d;
     b.last_time = now;
     if (!other) return false;
     b.pages = std::make_unique<PageState[]>(kPagesPerBlock);
   }
   PageState& p = b.pages[page];
   bool became = false;
-  if (p.seen && now - p.last_time < lapse_ && p.last_proc != dest) {
-    if (p.events < 7) ++p.events;
-    if (p.events >= cfg_.threshold && !b.thrashing.test(page)) {
-      b.thrashing.set(page);
-      became = true;
-    }
-  } else if (p.seen && now - p.last_time >= lapse_ && now >= p.pinned_until) {
-    p.events = 0;
-    p.throttles = 0;
-    b.thrashing.reset(page);
-  }
-  p.seen = true;
-  p.last_proc = dest;
+  p.processors |= bit_of(d);
+  const bool had = p.has_time;
+  const Tick last = p.last_time;
+  p.has_time = true;
   p.last_time = now;
+  if (had) {
+    if (now - last <= lapse_) {  // any two events within lapse, whichever processors
+      if (p.events < 7) ++p.events;
+      if (p.events == cfg_.threshold && !b.thrashing.test(page)) {
+        b.thrashing.set(page);
+        became = true;
+      }
+      if (p.events >= cfg_.threshold) {
+        b.last_thrashing = now;
+        b.has_last_thrashing = true;
+      }
+    } else if (p.events >= cfg_.threshold && !p.pinned) {
+      reset_page(b, page);
+    }
+  }
+  b.has_last = true;
+  b.last_proc = d;
+  b.last_time = now;
   return became;
 }
 
-ThrashingDetector::Hint ThrashingDetector::get_hint(std::uint32_t block, unsigned page,
-                                                    Processor requester, Tick now) {
-  if (!cfg_.enable) return Hint::None;
-  BlockState& b = blocks_[block];
-  if (!b.pages || !b.thrashing.test(page)) return Hint::None;
+void ThrashingDetector::adjust_lapse(Tick gap) {
+  // adjust_thrashing_lapse: a signed 8-bit vote, +1 for a gap >= lapse, -1 otherwise. As
+  // written in the driver, both branches test "vote >= threshold": the lapse grows by lapse/8
+  // (at most 50 ms a step, up to 500 ms) and shrinks only once it is at the maximum.
+  if (!adaptive_) return;
+  lapse_stat_ = static_cast<std::int8_t>(lapse_stat_ + (gap < lapse_ ? -1 : 1));
+  const int vote = lapse_stat_, thr = static_cast<int>(cfg_.lapse_vote_threshold);
+  if (vote >= thr && lapse_ < kLapseMax)
+    lapse_ += std::min(lapse_ / 8, kLapseStepMax);
+  else if (-vote <= -thr && lapse_ > kLapseMin)
+    lapse_ -= std::max(lapse_ / 8, kLapseMin);
+  else
+    return;
+  lapse_stat_ = static_cast<std::int8_t>(lapse_stat_ / 2);
+}
+
+void ThrashingDetector::throttle_update(PageState& p, std::int8_t req, Tick now) {
+  // thrashing_throttle_update: a new throttling period alternates the privileged processor.
+  if (now > p.throttle_end) {
+    p.throttle_end = now + nap_;
+    p.do_not_throttle = p.do_not_throttle == req ? kNone : req;
+  } else if (p.do_not_throttle == kNone) {
+    p.do_not_throttle = req;
+  }
+}
+
+ThrashingDetector::Result ThrashingDetector::migration_hint(const PageState& p, std::int8_t req,
+                                                            std::uint8_t resident,
+                                                            std::int8_t pref) const {
+  // get_hint_for_migration_thrashing with the PCIe access masks above.
+  Result h;
+  const std::uint8_t P = p.processors;
+  auto all_can_access = [&](std::int8_t to) {
+    return to != kNone && (P & ~accessible_from(to)) == 0;
+  };
+  // Closest resident copy to the requester (its own, else the other one).
+  const std::int8_t other = req == kCpu ? kGpu : kCpu;
+  const std::int8_t closest = resident & bit_of(req)     ? req
+                              : resident & bit_of(other) ? other
+                                                         : kNone;
+  auto pin = [&](std::int8_t where) {
+    h.type = Hint::Pin;
+    h.pin = proc(where);
+  };
+  if (all_can_access(pref)) {
+    pin(pref);
+  } else if (!(pref != kNone && (P & bit_of(pref))) && closest != kNone &&
+             (P & ~bit_of(closest)) == 0) {
+    // Fast path (every thrashing processor has fast access to the residency): without NVLink
+    // only when the residency is the sole thrashing processor.
+    if (closest == kCpu && all_can_access(req)) {
+      if (req == kGpu) pin(req);
+    } else {
+      pin(closest);
+    }
+  } else if (req == pref) {
+    if (p.pinned) {
+      if (pref == p.pinned_residency || pref == p.do_not_throttle)
+        pin(pref);
+      else
+        h.type = Hint::Throttle;
+    } else if (pref != p.do_not_throttle) {
+      h.type = Hint::Throttle;
+    } else if (p.throttling_count >= cfg_.pin_threshold) {
+      pin(pref);
+    }
+  } else if (p.pinned) {
+    if (req == p.do_not_throttle) {
+      if (all_can_access(req)) {
+        pin(req);
+      } else {
+        // A location every thrashing processor can map (the host, when the GPU is one).
+        std::uint8_t common = 3;
+        for (std::int8_t i = 0; i < 2; ++i)
+          if (P & bit_of(i)) common &= can_access(i);
+        pin(common == 0 ? req : (common & bit_of(req)) ? req : (common & 1) ? kCpu : kGpu);
+      }
+    } else if (p.pinned_residency != kNone && (accessible_from(p.pinned_residency) & bit_of(req))) {
+      pin(p.pinned_residency);
+    } else {
+      h.type = Hint::Throttle;
+    }
+  } else if (req != p.do_not_throttle) {
+    h.type = Hint::Throttle;
+  } else if (p.throttling_count >= cfg_.pin_threshold) {
+    pin(req);  // pinned to the requester
+  }
+  return h;
+}
+
+void ThrashingDetector::pin_page(std::uint32_t block, BlockState& b, unsigned page,
+                                 std::int8_t residency, std::uint8_t resident, Tick now) {
+  // thrashing_pin_page
   PageState& p = b.pages[page];
-  if (now < p.pinned_until) return Hint::Pin;
-  if (now < p.throttle_end && requester != p.last_proc) return Hint::Throttle;
-  if (now - p.last_time > lapse_) return Hint::None;
-  // A new throttling period: the processor that does not hold the page is throttled for `nap`
-  // lapses; after pin_threshold periods the page is pinned where it is.
-  if (p.throttles < 255) ++p.throttles;
-  if (p.throttles >= cfg_.pin_threshold) {
-    p.pinned_until = cfg_.pin ? now + lapse_ * cfg_.pin : ~Tick{0};
-    return Hint::Pin;
+  if (!p.pinned || !(resident & bit_of(residency))) end_throttling(p);
+  if (!p.pinned) {
+    if (pin_ > 0) {
+      p.pin_deadline = now + pin_;
+      pins_.push_back({p.pin_deadline, block, page});
+    }
+    p.throttling_count = 0;
+    p.pinned = true;
+    ++b.num_pinned;
+    b.pinned.set(page);
   }
-  if (requester != p.last_proc) {
-    p.throttle_end = now + lapse_ * cfg_.nap;
-    return Hint::Throttle;
+  p.pinned_residency = residency;
+}
+
+ThrashingDetector::Result ThrashingDetector::get_hint(std::uint32_t block, unsigned page,
+                                                      Processor requester, std::uint8_t resident,
+                                                      const Processor* preferred, Tick now) {
+  Result h;
+  if (!cfg_.enable) return h;
+  BlockState& b = blocks_[block];
+  if (!b.pages) return h;
+  if (b.has_last_thrashing && now - b.last_thrashing > epoch_ && b.num_pinned == 0 &&
+      b.resets < cfg_.max_resets) {
+    // No thrashing for an epoch: the block's per-page state is dropped.
+    ++b.resets;
+    ++block_resets_;
+    b.pages.reset();
+    b.thrashing.clear();
+    b.has_last = b.has_last_thrashing = false;
+    b.last_proc = kNone;
+    return h;
   }
-  return Hint::None;
+  PageState& p = b.pages[page];
+  if (p.events < cfg_.threshold) return h;
+  const std::int8_t req = id(requester);
+  bool decided = false;
+  if (p.throttled & bit_of(req)) {
+    if (now < p.throttle_end && req != p.do_not_throttle) {
+      h.type = Hint::Throttle;
+      decided = true;
+    } else {
+      p.throttled &= static_cast<std::uint8_t>(~bit_of(req));
+      if (!p.throttled) p.throttle_end = 0;
+    }
+  }
+  if (!decided) {
+    adjust_lapse(now - p.last_time);
+    if (now - p.last_time > lapse_ && !p.pinned) return h;  // no longer thrashing
+    p.processors |= bit_of(req);
+    throttle_update(p, req, now);
+    const std::int8_t pref = preferred ? id(*preferred) : kNone;
+    h = migration_hint(p, req, resident, pref);
+  }
+  if (h.type == Hint::Pin) {
+    pin_page(block, b, page, id(h.pin), resident, now);
+  } else if (h.type == Hint::Throttle) {
+    // thrashing_throttle_processor: the first throttle of a period counts towards pinning.
+    if (!(p.throttled & bit_of(req))) {
+      p.throttled |= bit_of(req);
+      if (!p.pinned && p.throttling_count < 255) ++p.throttling_count;
+    }
+    h.throttle_end = p.throttle_end;
+  }
+  return h;
 }
 
 const PageMask& ThrashingDetector::thrashing_pages(std::uint32_t block) const {
   return blocks_.empty() ? empty_ : blocks_[block].thrashing;
 }
 
-bool ThrashingDetector::pinned(std::uint32_t block, unsigned page, Tick now) const {
+bool ThrashingDetector::pinned(std::uint32_t block, unsigned page) const {
   const BlockState& b = blocks_[block];
-  return b.pages && now < b.pages[page].pinned_until;
+  return b.pages && b.pinned.test(page);
 }
 
 }  // namespace uvmsim

@@ -287,6 +287,80 @@ TEST(DriverFeatures, ReadMostlyDuplicatesAndEvictsForFree) {
   EXPECT_EQ(u(s["dtoh_bytes"]), 0u);  // the CPU copy stayed valid: nothing to copy back
 }
 
+TEST(DriverFeatures, CpuReadOfReadMostlyPageDuplicates) {
+  // The GPU writes a read-mostly 64 KB buffer (it moves there), the CPU reads it, the GPU reads
+  // it again. The CPU read duplicates (can_read_duplicate): 16 pages are copied to the host and
+  // the GPU keeps its copy, so its second launch does not fault. Without read-mostly the CPU
+  // read takes the pages away and the GPU faults them back.
+  TempDir d;
+  auto make = [&](const std::string& name, bool read_mostly) {
+    const auto t = d.file(name);
+    TraceBuilder b(t, 64 << 10);
+    b.host(trace::HostEventType::CpuAccess, kBase, 64 << 10, Processor::Cpu,
+           trace::Advice::SetPreferredLocation, AccessKind::Write);
+    if (read_mostly)
+      b.host(trace::HostEventType::MemAdvise, kBase, 64 << 10, Processor::Gpu,
+             trace::Advice::SetReadMostly);
+    b.sweep(1, AccessKind::Write, 4096, 1, 0);
+    b.host(trace::HostEventType::Synchronize, 0, 0);
+    b.host(trace::HostEventType::CpuAccess, kBase, 64 << 10, Processor::Cpu);
+    b.sweep(1, AccessKind::Read, 4096, 1, 1);
+    b.finish();
+    return t;
+  };
+  const auto dup = simulate(make("rm.uvt", true), {});
+  const auto mv = simulate(make("mv.uvt", false), {});
+  EXPECT_EQ(u(dup["driver"]["cpu_read_duplicates"]), 16u);
+  EXPECT_EQ(u(dup["dtoh_bytes"]), 64u << 10);
+  EXPECT_EQ(u(dup["htod_bytes"]), 64u << 10);  // only the first launch's copy
+  EXPECT_EQ(u(mv["driver"]["cpu_read_duplicates"]), 0u);
+  EXPECT_EQ(u(mv["dtoh_bytes"]), 64u << 10);
+  EXPECT_EQ(u(mv["htod_bytes"]), 2u * (64 << 10));  // faulted back
+}
+
+TEST(DriverFeatures, AcbmMigratesOnFaultAndNarrowsNotificationsToOnePage) {
+  TempDir d;
+  // ACBM on CPU-initialised data without oversubscription: every fault migrates (the driver's
+  // block_select_processor_residency), nothing is read remotely.
+  const auto t = d.file("a.uvt");
+  {
+    TraceBuilder b(t, 2 << 20);
+    b.host(trace::HostEventType::CpuAccess, kBase, 2 << 20, Processor::Cpu,
+           trace::Advice::SetPreferredLocation, AccessKind::Write);
+    b.sweep(1, AccessKind::Read);
+    b.finish();
+  }
+  const auto acbm = simulate(t, {"engine.placement=acbm"});
+  EXPECT_EQ(u(acbm["htod_bytes"]), 2u << 20);
+  EXPECT_EQ(u(acbm["remote_accesses"]), 0u);
+  EXPECT_EQ(u(acbm["driver"]["remote_maps"]), 0u);
+  // Remote reads through AccessedBy: a full 2 MB block's host copy is one 2 MB chunk, so the
+  // notifications migrate their 64 KB sub-regions; a 256 KB range has 64 KB host chunks and
+  // each notification migrates the one page at its address (expand_notification_block).
+  auto remote = [&](const std::string& name, std::uint64_t bytes, std::vector<std::string> sets) {
+    const auto f = d.file(name);
+    TraceBuilder b(f, bytes);
+    b.host(trace::HostEventType::CpuAccess, kBase, bytes, Processor::Cpu,
+           trace::Advice::SetPreferredLocation, AccessKind::Write);
+    b.host(trace::HostEventType::MemAdvise, kBase, bytes, Processor::Gpu,
+           trace::Advice::SetAccessedBy);
+    for (int i = 0; i < 4; ++i) b.sweep(1, AccessKind::Read, 4096, 8, i);
+    b.finish();
+    sets.push_back("access_counters.migration=true");
+    sets.push_back("access_counters.threshold=64");
+    return simulate(f, sets);
+  };
+  const auto full = remote("f.uvt", 2 << 20, {});
+  EXPECT_EQ(u(full["driver"]["access_counter_single_page"]), 0u);
+  EXPECT_GT(u(full["htod_bytes_by_cause"]["access_counter"]), 64u << 10);
+  const auto part = remote("p.uvt", 256 << 10, {});
+  EXPECT_GT(u(part["driver"]["access_counter_single_page"]), 0u);
+  EXPECT_EQ(u(part["htod_bytes_by_cause"]["access_counter"]), 4096u);
+  // Without 2 MB host chunks a full block behaves like the partial one.
+  const auto small = remote("s.uvt", 2 << 20, {"driver.cpu_chunk_2m=false"});
+  EXPECT_EQ(u(small["htod_bytes_by_cause"]["access_counter"]), 4096u);
+}
+
 TEST(DriverFeatures, DirtyOnlyWritebackIsAWhatIf) {
   TempDir d;
   const auto t = d.file("w.uvt");

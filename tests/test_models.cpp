@@ -75,53 +75,7 @@ TEST(EventQueue, TimeThenInsertionOrder) {
   EXPECT_EQ(order, (std::vector<std::uint32_t>{2, 4, 1, 3}));
 }
 
-TEST(Thrashing, GpuOnlyMigrationsNeverThrash) {
-  ThrashingDetector t;
-  t.configure(ThrashingConfig{}, 1);
-  for (int i = 0; i < 100; ++i)
-    EXPECT_FALSE(t.on_migration(0, 7, Processor::Gpu, Tick(i) * kPsPerUs));
-  EXPECT_EQ(t.get_hint(0, 7, Processor::Gpu, 200 * kPsPerUs), ThrashingDetector::Hint::None);
-}
-
-TEST(Thrashing, PingPongWithinLapseThrottlesThenPins) {
-  ThrashingDetector t;
-  ThrashingConfig c;  // threshold 3, lapse 500 us, pin threshold 10
-  t.configure(c, 1);
-  Tick now = 0;
-  bool became = false;
-  for (int i = 0; i < 8 && !became; ++i) {
-    now += 10 * kPsPerUs;
-    became = t.on_migration(0, 3, i % 2 ? Processor::Cpu : Processor::Gpu, now);
-  }
-  ASSERT_TRUE(became);
-  EXPECT_TRUE(t.thrashing_pages(0).test(3));
-  // The page was last migrated to the GPU: the CPU is throttled for one nap (500 us), the GPU
-  // that holds it is not.
-  EXPECT_EQ(t.get_hint(0, 3, Processor::Gpu, now + kPsPerUs), ThrashingDetector::Hint::None);
-  EXPECT_EQ(t.get_hint(0, 3, Processor::Cpu, now + 2 * kPsPerUs),
-            ThrashingDetector::Hint::Throttle);
-  EXPECT_EQ(t.get_hint(0, 3, Processor::Cpu, now + 100 * kPsPerUs),
-            ThrashingDetector::Hint::Throttle);
-  // Far outside lapse of the last migration: no hint.
-  EXPECT_EQ(t.get_hint(0, 3, Processor::Cpu, now + 2000 * kPsPerUs), ThrashingDetector::Hint::None);
-}
-
-TEST(Thrashing, PinsAfterPinThresholdPeriods) {
-  ThrashingDetector t;
-  ThrashingConfig c;
-  c.pin_threshold = 2;
-  t.configure(c, 1);
-  Tick now = 0;
-  for (int i = 0; i < 6; ++i) {
-    now += 10 * kPsPerUs;
-    t.on_migration(0, 3, i % 2 ? Processor::Cpu : Processor::Gpu, now);
-  }
-  ASSERT_TRUE(t.thrashing_pages(0).test(3));
-  EXPECT_EQ(t.get_hint(0, 3, Processor::Gpu, now + kPsPerUs), ThrashingDetector::Hint::Throttle);
-  EXPECT_EQ(t.get_hint(0, 3, Processor::Cpu, now + 2 * kPsPerUs), ThrashingDetector::Hint::Pin);
-  EXPECT_TRUE(t.pinned(0, 3, now + 3 * kPsPerUs));
-  EXPECT_FALSE(t.pinned(0, 3, now + 151 * 1000 * kPsPerUs));  // pin = 300 x 500 us = 150 ms
-}
+// Thrashing detection and mitigation: tests/test_thrashing.cpp.
 
 TEST(AccessCounters, NotifyAtThresholdOnlyWhenMigrationEnabled) {
   EventQueue q;

@@ -392,15 +392,19 @@ TEST(RgpPolicy, StreamingAllocationsGetWholeRegionsAndTriggeredNextRegions) {
 
 // --- ACBM --------------------------------------------------------------------------------------
 
-TEST(AcbmPolicy, TurnsOnCounterMigrationAndMapsHostDataRemotely) {
+TEST(AcbmPolicy, TurnsOnCounterMigrationAndMigratesOnFault) {
   Rig s;
   auto acbm = make_placement_policy(
       "acbm", s.engine.ctx(s.cfg, {{"granularity", "64K"}, {"threshold", 8}}));
   EXPECT_EQ(s.engine.acbm_granularity, 64u << 10);
   EXPECT_EQ(s.engine.acbm_threshold, 8u);
+  // A fault migrates host data as without ACBM (block_select_processor_residency); only a
+  // preferred location in host memory maps it remotely.
   s.va.blocks()[0].cpu_resident.set(5);
-  EXPECT_EQ(acbm->place(s.b(0), 5, AccessKind::Read, 0), PlacementPolicy::Decision::MapRemote);
+  EXPECT_EQ(acbm->place(s.b(0), 5, AccessKind::Read, 0), PlacementPolicy::Decision::MigrateToGpu);
   EXPECT_EQ(acbm->place(s.b(0), 6, AccessKind::Read, 0), PlacementPolicy::Decision::MigrateToGpu);
+  s.va.blocks()[0].preferred = PreferredLocation::Cpu;
+  EXPECT_EQ(acbm->place(s.b(0), 5, AccessKind::Read, 0), PlacementPolicy::Decision::MapRemote);
   EXPECT_THROW(make_placement_policy("acbm", s.engine.ctx(s.cfg, {{"granularity", "1G"}})),
                UserError);
 }

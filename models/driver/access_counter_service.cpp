@@ -51,6 +51,12 @@ void AccessCounterService::service(ServiceTimes& st, Residency& residency) {
   const std::size_t take = std::min<std::size_t>(pending.size(), hw_.batch_count());
   for (std::size_t k = 0; k < take; ++k) {
     const AccessCounterNotification n = pending[k];
+    if (n.region_bytes == kBlockSize) {
+      expand_2m(n, st, residency);
+      continue;
+    }
+    // Other granularities: the driver ignores them (expand_notification_block: "only enabled
+    // by UVM tests"). Kept as a what-if: every notified sub-region migrates.
     const std::uint64_t sub = n.region_bytes / 32;
     for (unsigned i = 0; i < 32; ++i) {
       if (!(n.subregion_mask >> i & 1u)) continue;
@@ -63,6 +69,36 @@ void AccessCounterService::service(ServiceTimes& st, Residency& residency) {
     }
   }
   pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(take));
+}
+
+void AccessCounterService::expand_2m(const AccessCounterNotification& n, ServiceTimes& st,
+                                     Residency& residency) {
+  // expand_notification_block (uvm_gpu_access_counters.c): the notified sub-regions are taken
+  // only when the host copy of the page at the notification address is one chunk of the
+  // counter's 2 MB granularity (uvm_va_block_get_physical_size). The driver allocates a 2 MB
+  // host chunk whenever a full 2 MB block is first populated on the CPU
+  // (block_calculate_largest_alloc_size) and never splits it on migration; a partial block
+  // gets 64 KB / 4 KB chunks, and then only the one page migrates. With several blocks in one
+  // 2 MB window (small ranges), the first valid page in the window stands for the address.
+  bool first = true;
+  for_each_block_page(dc_.va(), n.region_base, n.region_bytes,
+                      [&](VaBlock& b, unsigned p0, unsigned p1) {
+                        if (!first) return;  // the driver services the block of the address
+                        first = false;
+                        PageMask pages;
+                        if (b.full_block() && dc_.cfg.driver.cpu_chunk_2m) {
+                          const unsigned per = kPagesPerBlock / 32;
+                          for (unsigned i = 0; i < 32; ++i)
+                            if (n.subregion_mask >> i & 1u) pages.set_range(i * per, (i + 1) * per);
+                          PageMask window;
+                          window.set_range(p0, p1);
+                          pages &= window;
+                        } else {
+                          pages.set(p0);
+                          ++dc_.stats().access_counter_single_page;
+                        }
+                        service_pages(b, pages, st, residency);
+                      });
 }
 
 void AccessCounterService::service_pages(VaBlock& b, PageMask pages, ServiceTimes& st,
@@ -82,7 +118,11 @@ void AccessCounterService::service_pages(VaBlock& b, PageMask pages, ServiceTime
     if (pages.any() && !b.has_chunk && !pool_.chunk_obtainable(b)) return;
   }
   for (unsigned p = pages.find_next(0); p < kPagesPerBlock; p = pages.find_next(p + 1)) {
-    if (thrashing_.get_hint(b.id, p, Processor::Gpu, st.cpu) == ThrashingDetector::Hint::Throttle)
+    // service_va_block_locked: a throttled page ignores the notification; a page pinned in
+    // host memory stays there (the GPU keeps its remote mapping).
+    const ThrashingDetector::Result h = thrashing_hint(thrashing_, b, p, Processor::Gpu, st.cpu);
+    if (h.type == ThrashingDetector::Hint::Throttle ||
+        (h.type == ThrashingDetector::Hint::Pin && h.pin == Processor::Cpu))
       pages.reset(p);
   }
   if (pages.none()) return;

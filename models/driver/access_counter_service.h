@@ -14,6 +14,7 @@
 #include "models/driver/observation_service.h"
 #include "models/driver/policy_set.h"
 #include "models/driver/root_chunk_pool.h"
+#include "models/driver/thrashing_hints.h"
 #include "models/thrashing.h"
 
 namespace uvmsim {
@@ -41,6 +42,8 @@ class AccessCounterService {
   bool migration_allowed(const VaBlock& b, unsigned page) const;
 
  private:
+  /// A 2 MB-granularity notification, expanded as expand_notification_block does.
+  void expand_2m(const AccessCounterNotification& n, ServiceTimes& st, Residency& residency);
   void service_pages(VaBlock& b, PageMask pages, ServiceTimes& st, Residency& residency);
 
   DriverContext& dc_;

@@ -57,18 +57,21 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
       ++s.faults_already_resident;
       continue;
     }
-    switch (thrashing_.get_hint(b.id, page, Processor::Gpu, now)) {
-      case ThrashingDetector::Hint::Throttle:
-        ++s.faults_throttled;
-        ++s.throttle_hints;
-        throttled = true;
+    const ThrashingDetector::Result hint = thrashing_hint(thrashing_, b, page, Processor::Gpu, now);
+    if (hint.type == ThrashingDetector::Hint::Throttle) {
+      // Not serviced this time: the GPU re-faults after the replay (service_fault_batch_block).
+      ++s.faults_throttled;
+      ++s.throttle_hints;
+      throttled = true;
+      continue;
+    }
+    if (hint.type == ThrashingDetector::Hint::Pin) {
+      ++s.pin_hints;
+      // Pinned in host memory: the GPU maps it. Pinned on the GPU: it migrates there as usual.
+      if (hint.pin == Processor::Cpu && b.cpu_resident.test(page) && !b.gpu_resident.test(page)) {
+        c.remote.set(page);
         continue;
-      case ThrashingDetector::Hint::Pin:
-        ++s.pin_hints;
-        if (!b.gpu_resident.test(page)) c.remote.set(page);
-        continue;
-      case ThrashingDetector::Hint::None:
-        break;
+      }
     }
     ++s.faults_serviced;
     if (write && b.gpu_resident.test(page)) {

@@ -6,6 +6,7 @@ namespace uvmsim {
 
 Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Tick t) {
   auto& s = dc_.stats();
+  expire_thrashing_pins(thrashing_, dc_, t);
   ServiceTimes st{t, t};
   const bool write = kind >= AccessKind::Write;
   for_each_block_page(dc_.va(), va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
@@ -28,22 +29,24 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
         ++s.cpu_first_touch_pages;
         continue;
       }
-      const auto hint = thrashing_.get_hint(b.id, p, Processor::Cpu, st.cpu);
-      if (hint == ThrashingDetector::Hint::Throttle) {
+      // Only on the GPU: an x86 CPU cannot map GPU memory over PCIe, so it faults
+      // (uvm_va_block_cpu_fault). A throttled CPU sleeps until the throttling period ends and
+      // tries again; a pin for the CPU is a pin in host memory, so the page moves here.
+      for (int tries = 0; tries < 8; ++tries) {
+        const ThrashingDetector::Result h =
+            thrashing_hint(thrashing_, b, p, Processor::Cpu, st.cpu);
+        if (h.type == ThrashingDetector::Hint::Pin) ++s.pin_hints;
+        if (h.type != ThrashingDetector::Hint::Throttle) break;
         ++s.throttle_hints;
-        const auto& th = dc_.cfg.thrashing;
-        st.cpu += static_cast<Tick>(th.lapse_us * th.nap * kPsPerUs);
-      } else if (hint == ThrashingDetector::Hint::Pin) {
-        ++s.pin_hints;
-        continue;  // stays on the GPU; the CPU accesses it remotely
+        st.cpu = std::max(st.cpu, h.throttle_end);
       }
-      cpu_fault(b, p, st);
+      cpu_fault(b, p, write, st);
     }
   });
   return std::max(st.cpu, st.copy_done);
 }
 
-void HostOperations::cpu_fault(VaBlock& b, unsigned page, ServiceTimes& st) {
+void HostOperations::cpu_fault(VaBlock& b, unsigned page, bool write, ServiceTimes& st) {
   // The faulted page plus the tree prefetcher's choice, towards the CPU.
   ++dc_.stats().cpu_faults;
   st.cpu += ns_to_ps(dc_.cfg.cost.cpu_fault_ns);
@@ -60,7 +63,9 @@ void HostOperations::cpu_fault(VaBlock& b, unsigned page, ServiceTimes& st) {
                                                          thrashing_.thrashing_pages(b.id), st.cpu},
                                  prefetch);
   }
-  residency_.migrate_to_cpu(b, faulted | prefetch, DtohCause::CpuFault, st);
+  // A CPU read of a read-mostly block duplicates (can_read_duplicate): the GPU keeps its copy.
+  residency_.migrate_to_cpu(b, faulted | prefetch, DtohCause::CpuFault, st,
+                            b.read_mostly && !write);
   st.cpu = std::max(st.cpu, st.copy_done);
 }
 

@@ -10,6 +10,7 @@
 #include "models/driver/policy_set.h"
 #include "models/driver/residency.h"
 #include "models/driver/root_chunk_pool.h"
+#include "models/driver/thrashing_hints.h"
 #include "models/thrashing.h"
 #include "traces/trace.h"
 
@@ -36,7 +37,7 @@ class HostOperations {
 
  private:
   /// A CPU fault on GPU-resident `page` of `b`.
-  void cpu_fault(VaBlock& b, unsigned page, ServiceTimes& st);
+  void cpu_fault(VaBlock& b, unsigned page, bool write, ServiceTimes& st);
 
   DriverContext& dc_;
   RootChunkPool& pool_;

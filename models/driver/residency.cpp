@@ -58,9 +58,18 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
   if (writes) b.dirty |= (*writes & want);
   set_gpu_resident(b, want, st.cpu);
   account_prefetch_use(b, want & demand, minus(want, demand), demand_cause);
-  for (unsigned p = want.find_next(0); track_thrashing && p < kPagesPerBlock;
-       p = want.find_next(p + 1)) {
-    if (thrashing_.on_migration(b.id, p, Processor::Gpu, st.cpu)) ++dc_.stats().thrashing_pages;
+  if (track_thrashing) {
+    // Only copied pages are events; the copy's cause decides (thrashing_event_cb): faults,
+    // the prefetcher and access counters count, user and policy migrations and read
+    // duplication reset the pages' tracking.
+    using C = ThrashingDetector::Cause;
+    const bool dup = b.read_mostly;
+    C dc = C::Other;
+    if (!dup && demand_cause == HtodCause::Demand) dc = C::Fault;
+    if (!dup && demand_cause == HtodCause::AccessCounter) dc = C::AccessCounter;
+    note_migration(b, from_cpu & demand, Processor::Gpu, st.cpu, dc);
+    note_migration(b, minus(from_cpu, demand), Processor::Gpu, st.cpu,
+                   dup || dc == C::Other ? C::Other : C::Prefetch);
   }
   st.copy_done = std::max(st.copy_done, ready);
   return want.count();
@@ -139,8 +148,14 @@ Tick Residency::allocate_chunk(VaBlock& b, ServiceTimes& st) {
   return ready;
 }
 
+void Residency::note_migration(VaBlock& b, const PageMask& pages, Processor dest, Tick now,
+                               ThrashingDetector::Cause cause) {
+  for (unsigned p = pages.find_next(0); p < kPagesPerBlock; p = pages.find_next(p + 1))
+    if (thrashing_.on_migration(b.id, p, dest, now, cause)) ++dc_.stats().thrashing_pages;
+}
+
 void Residency::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause cause,
-                               ServiceTimes& st) {
+                               ServiceTimes& st, bool duplicate) {
   const PageMask pages = pages_in & b.gpu_resident;
   if (pages.none()) return;
   const PageMask copy = minus(pages, b.cpu_resident);
@@ -157,15 +172,26 @@ void Residency::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause c
   });
   b.cpu_resident |= pages;
   b.cpu_backed |= pages;
-  b.read_only_gpu.and_not(pages);
   b.dirty.and_not(pages);
+  ++b.mapping_gen;
+  using C = ThrashingDetector::Cause;
+  if (duplicate) {
+    // Read duplication (block_select_processor_residency, can_read_duplicate): the host gets a
+    // copy and the GPU keeps its own, mapped read-only (a GPU write faults and collapses).
+    b.read_only_gpu |= pages;
+    dc_.stats().cpu_read_duplicates += copy.count();
+    note_migration(b, copy, Processor::Cpu, st.cpu, C::Other);  // COPY mode: a reset
+    return;
+  }
+  b.read_only_gpu.and_not(pages);
   if (pool_.placement().active()) pool_.unpin_leaving(b, pages, st.cpu);
   clear_gpu_resident(b, pages, st.cpu);
-  ++b.mapping_gen;
-  if (cause == DtohCause::CpuFault) {
-    for (unsigned p = pages.find_next(0); p < kPagesPerBlock; p = pages.find_next(p + 1))
-      if (thrashing_.on_migration(b.id, p, Processor::Cpu, st.cpu)) ++dc_.stats().thrashing_pages;
-  }
+  // CPU faults (and their prefetched pages) are events; user prefetch and policy moves reset;
+  // the observation service's sample moves are not the driver's and stay out.
+  if (cause == DtohCause::CpuFault)
+    note_migration(b, copy, Processor::Cpu, st.cpu, b.read_mostly ? C::Other : C::Fault);
+  if (cause == DtohCause::UserPrefetch || cause == DtohCause::Placement)
+    note_migration(b, copy, Processor::Cpu, st.cpu, C::Other);
 }
 
 }  // namespace uvmsim

@@ -31,8 +31,10 @@ class Residency {
   unsigned make_resident_gpu(VaBlock& b, const PageMask& demand, const PageMask& prefetch,
                              HtodCause demand_cause, ServiceTimes& st, const PageMask* writes,
                              bool track_thrashing = true);
-  /// Moves `pages` of `b` from the GPU to the host (CPU fault, user prefetch, placement).
-  void migrate_to_cpu(VaBlock& b, const PageMask& pages, DtohCause cause, ServiceTimes& st);
+  /// Moves `pages` of `b` from the GPU to the host (CPU fault, user prefetch, placement). With
+  /// `duplicate` (a CPU read of a read-mostly block) the GPU keeps its copy, read-only.
+  void migrate_to_cpu(VaBlock& b, const PageMask& pages, DtohCause cause, ServiceTimes& st,
+                      bool duplicate = false);
   /// Removes `pages` from the GPU copy (the policies hear when the block empties).
   void clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
 
@@ -53,6 +55,11 @@ class Residency {
   ThrashingDetector& thrashing_;
   CopyEngines& copies_;
   ChunkEviction& eviction_;
+
+  /// Feeds copied pages to the thrashing detector (thrashing_event_cb: per copy, never for
+  /// zero-filled pages).
+  void note_migration(VaBlock& b, const PageMask& pages, Processor dest, Tick now,
+                      ThrashingDetector::Cause cause);
 };
 
 }  // namespace uvmsim

@@ -29,6 +29,7 @@ UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, AccessCounters& count
 }
 
 void UvmDriver::finish_stats() {
+  dc_.stats().thrashing_block_resets = thrashing_.block_resets();
   observations_.finish_stats();
   facade_.finish_stats();
 }
@@ -48,6 +49,7 @@ void UvmDriver::request_service(Tick now) {
 
 void UvmDriver::on_driver_wake(Tick now) {
   dc_.clock = now;
+  expire_thrashing_pins(thrashing_, dc_, now);
   if (!bh_running_) {
     bh_running_ = true;
     batches_in_run_ = throttled_in_run_ = 0;

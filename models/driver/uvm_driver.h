@@ -26,6 +26,7 @@
 #include "models/driver/policy_set.h"
 #include "models/driver/residency.h"
 #include "models/driver/root_chunk_pool.h"
+#include "models/driver/thrashing_hints.h"
 #include "models/fault_buffer.h"
 #include "models/interrupt.h"
 #include "models/thrashing.h"

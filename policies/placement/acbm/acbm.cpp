@@ -1,12 +1,16 @@
 // Access-Counter-Based Migration (ACBM; ObservUVM §II-B, Figure 1b), the traditional use of the
-// access counters and the paper's baseline in §VII-B. A faulted page that has data in host
-// memory (CPU-initialised, or evicted earlier) is mapped remotely instead of migrated: the GPU
-// reads it over the link while the hardware counters count those accesses; when a counter
-// (`granularity` bytes) reaches `threshold`, the notified 64 KB sub-regions migrate (with the
-// tree prefetcher's choice). Evicted pages are mapped back remotely. Pages resident nowhere
-// (first touch of uninitialised memory) are populated on the GPU as usual: there is nothing to
-// read remotely. Only `access_counters.count` counters exist, so with many hot regions counters
-// are recycled before they reach the threshold, one of the limits the paper describes (§III-D).
+// access counters and the paper's baseline in §VII-B, as the driver does it:
+//  * a GPU fault migrates the page, as without ACBM: block_select_processor_residency
+//    (uvm_va_block.c) keeps a page where it is only for a preferred location, AccessedBy or
+//    a thrashing pin, never because access counters are on;
+//  * pages evicted from the GPU are mapped back remotely (block_add_eviction_mappings, when
+//    uvm_va_space_map_remote_on_eviction(): access-counter migration on), so the GPU reads them
+//    over the link while the hardware counters count those accesses;
+//  * when a counter (`granularity` bytes) reaches `threshold`, the notification migrates what
+//    expand_notification_block selects (models/driver/access_counter_service.cpp): the notified
+//    64 KB sub-regions when the host copy is one 2 MB chunk, else one page.
+// Only `access_counters.count` counters exist, so with many hot regions counters are recycled
+// before they reach the threshold, one of the limits the paper describes (§III-D).
 #include "core/units.h"
 #include "policies/policy.h"
 #include "policies/registry.h"
@@ -21,10 +25,8 @@ class Acbm final : public PlacementPolicy {
         parse_size(ctx.params["granularity"].get<std::string>(), "policy.acbm.granularity"),
         ctx.params["threshold"].get<std::uint32_t>());
   }
-  Decision place(const VaBlock& b, unsigned page, AccessKind, Tick) override {
-    if (b.cpu_resident.test(page) || b.preferred == PreferredLocation::Cpu)
-      return Decision::MapRemote;
-    return Decision::MigrateToGpu;
+  Decision place(const VaBlock& b, unsigned, AccessKind, Tick) override {
+    return b.preferred == PreferredLocation::Cpu ? Decision::MapRemote : Decision::MigrateToGpu;
   }
 };
 
@@ -32,8 +34,8 @@ class Acbm final : public PlacementPolicy {
 
 UVMSIM_REGISTER_PLACEMENT(
     "acbm",
-    "access-counter based migration: host data is accessed remotely until its access counter "
-    "reaches the threshold, then migrates",
+    "access-counter based migration: faults migrate, evicted pages are mapped back remotely "
+    "and migrate again when their access counter reaches the threshold",
     Acbm,
     Knob::size_choice("granularity", "2M", {"64K", "2M", "16M", "16G"},
                       "region tracked by one access counter"),

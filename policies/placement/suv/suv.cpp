@@ -11,8 +11,8 @@
 //  * At every host-loop iteration boundary, Algorithm 2: the windows of the iteration-dependent
 //    memops for the coming iteration are prefetched and pinned (spans below 2 MB batched over
 //    several iterations) and windows whose iterations have passed are evicted to the DRAM.
-// Modes: `suv` (the paper), `ac` (the paper's AC baseline: access-counter migration for every
-// allocation, i.e. every structure treated as Unknown with no reservation). docs/placement.md.
+// Modes: `suv` (the paper), `ac` (the paper's AC baseline: NVIDIA's access-counter migration
+// for every allocation, as the stock driver does it; see the acbm policy). docs/placement.md.
 #include <algorithm>
 #include <map>
 
@@ -31,6 +31,14 @@ class SuvPlacement final : public PlacementPolicy {
   explicit SuvPlacement(const PolicyContext& ctx) : engine_(ctx.engine()), va_(ctx.va_space) {
     const auto& pj = ctx.params;
     ac_mode_ = pj.at("mode").get<std::string>() == "ac";
+    if (ac_mode_) {
+      // The paper's AC is NVIDIA's stock access-counter migration (§VI, [8], [13]): faults
+      // migrate, evicted pages are mapped back remotely and notifications migrate them, as the
+      // acbm policy does; not SUV's range-scoped suvEnableAccessCounter, which maps a range's
+      // host pages remotely up front.
+      const AccessCounterConfig& ac = ctx.config.access_counters;
+      engine_.enable_access_counter_migration(ac.granularity, ac.threshold);
+    }
     p_.temporal_wss_fraction = pj.at("temporal_wss_fraction").get<double>();
     p_.temporal_tb_fraction = pj.at("temporal_tb_fraction").get<double>();
     p_.density_threshold = pj.at("density_threshold").get<double>();
@@ -66,14 +74,7 @@ class SuvPlacement final : public PlacementPolicy {
   }
 
   void on_kernel_start(const KernelEvent& k) override {
-    if (ac_mode_) {
-      if (!ac_enabled_) {
-        for (const auto& r : va_.ranges())
-          if (r.managed) engine_.set_access_counter_migration(r.base, r.size, true);
-        ac_enabled_ = true;
-      }
-      return;
-    }
+    if (ac_mode_) return;
     const trace::Hints* h = hints();
     if (!h) return;
     const trace::KernelHint* kh = h->kernel(k.kernel.id);
@@ -355,7 +356,7 @@ class SuvPlacement final : public PlacementPolicy {
   PolicyEngine& engine_;
   const VaSpace& va_;
   suv::Params p_;
-  bool ac_mode_ = false, ac_enabled_ = false, iterative_ = true, evict_expired_ = true;
+  bool ac_mode_ = false, iterative_ = true, evict_expired_ = true;
   std::vector<std::uint32_t> range_of_;  ///< by allocation id: index in va_.ranges()
   std::vector<suv::AllocSize> sizes_;    ///< by allocation id
   std::vector<AllocState> state_;        ///< by allocation id

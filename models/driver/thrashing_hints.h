@@ -1,0 +1,41 @@
+// The driver's calls into the thrashing detector (models/thrashing.h) with a VA block's state:
+// the hint for a faulting processor, and the delayed unpinning of expired pins.
+#pragma once
+
+#include <cstdint>
+
+#include "models/driver/driver_context.h"
+#include "models/thrashing.h"
+
+namespace uvmsim {
+
+/// uvm_perf_thrashing_get_hint for `page` of `b`, with its residency and preferred location.
+inline ThrashingDetector::Result thrashing_hint(ThrashingDetector& t, const VaBlock& b,
+                                                unsigned page, Processor requester, Tick now) {
+  const std::uint8_t resident = static_cast<std::uint8_t>(
+      (b.cpu_resident.test(page) ? ThrashingDetector::bit(Processor::Cpu) : 0) |
+      (b.gpu_resident.test(page) ? ThrashingDetector::bit(Processor::Gpu) : 0));
+  Processor pref = Processor::Gpu;
+  const Processor* pp = nullptr;
+  if (b.preferred != PreferredLocation::None) {
+    pref = b.preferred == PreferredLocation::Cpu ? Processor::Cpu : Processor::Gpu;
+    pp = &pref;
+  }
+  return t.get_hint(b.id, page, requester, resident, pp, now);
+}
+
+/// thrashing_unpin_pages, run when the driver next works rather than from a timer: expired pins
+/// lose the GPU's remote mapping (uvm_perf_thrashing_unmap_remote_pinned_pages_all), so the next
+/// GPU access faults and migrates normally. Mappings the GPU holds for other reasons (preferred
+/// location CPU, AccessedBy) stay.
+inline void expire_thrashing_pins(ThrashingDetector& t, DriverContext& dc, Tick now) {
+  t.expire_pins(now, [&](std::uint32_t block, unsigned page) {
+    VaBlock& b = dc.block(block);
+    if (!b.remote_mapped.test(page) || b.preferred == PreferredLocation::Cpu || b.accessed_by_gpu)
+      return;
+    b.remote_mapped.reset(page);
+    ++b.mapping_gen;
+  });
+}
+
+}  // namespace uvmsim
