@@ -50,6 +50,10 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(name, std::string, "generic", text, "preset name")                                            \
   X(num_sms, std::uint32_t, 28, integer, 1, 4096, "streaming multiprocessors")                    \
   X(clock_mhz, double, 1481, number, 1, 10000, "SM clock; converts compute-gap cycles to time")   \
+  X(issue_slots_per_cycle, double, 0, number, 0, 64,                                             \
+    "warp instructions one SM issues per cycle (its schedulers); its warps' compute gaps share them (0: no limit)") \
+  X(l1_sectors_per_cycle, double, 0, number, 0, 1024,                                             \
+    "32-byte sectors one SM's LSU/L1 moves per cycle; its warps' accesses share it (0: no limit)") \
   X(max_threads_per_sm, std::uint32_t, 2048, integer, 32, 65536, "resident threads per SM")       \
   X(max_warps_per_sm, std::uint32_t, 64, integer, 1, 2048, "resident warps per SM")               \
   X(max_blocks_per_sm, std::uint32_t, 32, integer, 1, 1024, "resident threadblocks per SM")       \

@@ -24,6 +24,7 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
   l2_.reset(cfg_.tlb.l2_entries, cfg_.tlb.l2_assoc);
   hbm_.configure(cfg_.hbm.bandwidth_gbps, cfg_.hbm.latency_ns);
   link_.configure(cfg_.link.bandwidth_gbps, cfg_.link.remote_latency_ns);
+  sm_.configure(cfg_.gpu, ps_per_cycle_);
   utlbs_.resize((cfg_.gpu.num_sms + cfg_.gpu.sms_per_utlb - 1) / cfg_.gpu.sms_per_utlb);
   buffer_.configure(cfg_.gpu.fault_buffer_entries);
   const std::size_t nblocks = ctx_.va.blocks().size();
@@ -132,7 +133,8 @@ void Gpu::run_warp(std::uint32_t wi, Tick t) {
         w.waiting = true;
         return;
       }
-      const Tick ready = std::max(t, w.group_done) + cycles(w.cur.gap_cycles);
+      const Tick ready =
+          sm_.issue(w.sm, std::max(t, w.group_done), w.cur.gap_cycles, ps_per_cycle_);
       w.gap_paid = true;
       if (!can_inline(ready)) {
         ctx_.queue.schedule(ready, EventType::WarpWake, wi);
@@ -174,6 +176,9 @@ Tick Gpu::remote_access(Tick t, const trace::AccessRecord& r) {
 bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& done) {
   Warp& w = warps_[wi];
   auto& s = ctx_.stats;
+  // The instruction passes the SM's LSU first (a replayed one again): its sectors queue behind
+  // those of the SM's other warps.
+  t = sm_.lsu(w.sm, t, r.va, r.bytes, r.repeat);
   const VaRange* rg = ctx_.va.find_range(r.va);
   ++s.l1_tlb_lookups;
   if (!rg || !rg->managed) {

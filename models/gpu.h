@@ -20,6 +20,7 @@
 #include "models/gpu_listener.h"
 #include "models/interrupt.h"
 #include "models/sim_context.h"
+#include "models/sm_throughput.h"
 #include "models/timing.h"
 #include "models/tlb.h"
 #include "traces/trace.h"
@@ -141,6 +142,7 @@ class Gpu final : public ThreadblockSource {
   std::vector<Tlb> l1_;
   Tlb l2_;
   BandwidthServer hbm_, link_;
+  SmThroughput sm_;  ///< per-SM issue slots and LSU sectors (models/sm_throughput.h)
   std::vector<Utlb> utlbs_;
   std::vector<Waiter> waiters_;
   std::vector<std::uint32_t> free_waiters_;
