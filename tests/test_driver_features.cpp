@@ -149,6 +149,9 @@ TEST(DriverFeatures, EvictionWaitsForTheVictimsIncomingCopies) {
   const auto ev = d.file("e.csv");
   SimConfig cfg = SimConfig::from_preset("gtx1080ti");
   cfg.set_from_string("hbm.capacity=4M");
+  // Without the per-page unmap cost the eviction's host work ends before the copy in does, so
+  // the wait for the victim's data is what decides when the copy-back starts.
+  cfg.set_from_string("cost.eviction_page_ns=0");
   RunOptions o;
   o.trace = t;
   o.events_out = ev;
