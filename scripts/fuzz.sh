@@ -235,7 +235,7 @@ run_one() {  # target seconds
     echo "fuzz.sh: $t: finding (exit $rc), log $log" >&2
     grep -E "ERROR|FINDING|SUMMARY|Test unit written" "$log" | head -5 >&2 || true
   fi
-  printf '  %-14s %6s s %10s execs  exit %s\n' "$t" "$secs" "${execs:-0}" "$rc"
+  printf '  %-16s %6s s %10s execs  exit %s\n' "$t" "$secs" "${execs:-0}" "$rc"
 }
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
@@ -256,7 +256,7 @@ else
   done
   echo "== totals over $corpus/stats.tsv (all runs so far) =="
   awk -F'\t' '{s[$2] += $3; e[$2] += $4} END {
-    for (t in s) printf "  %-14s %8.2f h %12d execs\n", t, s[t] / 3600, e[t] }' "$corpus/stats.tsv" | sort
+    for (t in s) printf "  %-16s %8.2f h %12d execs\n", t, s[t] / 3600, e[t] }' "$corpus/stats.tsv" | sort
 fi
 
 findings=$(find "$work/artifacts" -type f | sort)
