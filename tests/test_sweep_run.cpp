@@ -404,7 +404,7 @@ TEST(CheckRun, DeliberatelyChangedPolicyFailsWithAClearMessage) {
                                      std::to_string(recorded) + ", measured "))
       << r.output;
   EXPECT_TRUE(contains(r.output, "FAILED: " + file +
-                                     ": relation \"gpu_faults(regular-tree) <= 0.6 * "
+                                     ": relation \"gpu_faults(regular-tree) <= 0.5 * "
                                      "gpu_faults(regular-none)\" does not hold: "))
       << r.output;
   EXPECT_TRUE(contains(r.output, " failed\n")) << r.output;

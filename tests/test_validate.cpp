@@ -259,7 +259,7 @@ TEST(ValidateRun, SimulatesScoresAndFailsOutsideBounds) {
                          "--json", d.file("out.json")});
   ASSERT_EQ(r.status.code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "p3-groups")) << r.output;
-  EXPECT_TRUE(contains(r.output, "x2.00 off (within x2.5)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "error x2.00, within x2.5")) << r.output;
   EXPECT_FALSE(contains(r.output, "big-faults")) << r.output;  // not in the CI subset
   const json j = test::read_json(d.file("out.json"));
   ASSERT_EQ(j["sources"][0]["rows"].size(), 3u);
@@ -290,7 +290,7 @@ TEST(ValidateRun, SimulatesScoresAndFailsOutsideBounds) {
   write_doc(d, doc);
   r = test::uvmsim({"validate", p, "--subset", "ci", "--progress", "none"});
   EXPECT_EQ(r.status.code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "x2.00 off (OUTSIDE x1.5)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "error x2.00, OUTSIDE x1.5")) << r.output;
   EXPECT_TRUE(contains(r.output, "1 failed their bound")) << r.output;
 }
 

@@ -160,10 +160,11 @@ void print_report(std::ostream& out, const std::vector<SourceScore>& scores, Sub
       if (r.status == "skipped" || r.status == "no-value") {
         out << r.status << ": " << r.reason << "\n";
       } else {
-        out << "x" << fixed(std::exp(*r.error), 2) << " off";
+        // The error factor alone (x1.00 = exact); a bounded row also says whether it is within.
+        out << "error x" << fixed(std::exp(*r.error), 2);
         if (r.row->max_error)
-          out << " (" << (r.status == "within" ? "within" : "OUTSIDE") << " x"
-              << check::format_number(*r.row->max_error) << ")";
+          out << (r.status == "within" ? ", within x" : ", OUTSIDE x")
+              << check::format_number(*r.row->max_error);
         out << "\n";
       }
     }
