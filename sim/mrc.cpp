@@ -140,7 +140,7 @@ Curve compute(trace::TraceReader& reader, const SimConfig& cfg, const Options& o
   double cold = 0, cold_bytes = 0;
   std::uint64_t distinct = 0;
   order.uses().visit(false, [&](std::uint64_t k) {
-    const auto r = static_cast<std::uint32_t>(k);
+    const std::uint32_t r = opt::key_region(k);
     const double bytes = static_cast<double>(pages[r]) * kPageSize;
     const std::int64_t d = sd.use(r);
     if (d < 0) {

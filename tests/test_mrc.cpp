@@ -112,8 +112,7 @@ TEST(Mrc, OnePassEqualsLruSimulatedAtEverySize) {
       },
       po);
   std::vector<std::uint32_t> uses;
-  order.uses().visit(false,
-                     [&](std::uint64_t k) { uses.push_back(static_cast<std::uint32_t>(k)); });
+  order.uses().visit(false, [&](std::uint64_t k) { uses.push_back(opt::key_region(k)); });
   ASSERT_EQ(c.uses, uses.size());
   ASSERT_EQ(c.points.size(), c.managed_chunks);
   for (const auto& p : c.points) {

@@ -181,6 +181,7 @@ class Opt final : public EvictionPolicy {
     o.tmpdir_knob = kTmpdirKnob;
     o.run_keys = static_cast<std::size_t>(run_keys);
     o.bucket_knob = "policy.opt.bucket_steps";
+    o.runs = true;
     program_order_ = std::make_unique<opt::ProgramOrder>(
         reader, va,
         [&](const trace::KernelInfo* k) { return k ? engine_.concurrent_threadblocks(*k) : 1; }, o);
@@ -211,21 +212,40 @@ class Opt final : public EvictionPolicy {
           bucket_steps_ = per_bucket * h.window;
           buckets_ = h.accesses / bucket_steps_ + 1;
         },
-        [&](std::uint64_t w, std::uint32_t region) { uses.add((w / per_bucket) << 32 | region); });
+        [&](std::uint64_t w, std::uint32_t region) {
+          uses.add(opt::use_key(w / per_bucket, region, opt::UseKind::Single));
+        });
     tbs_left_.assign(nodes_.size(), 0);
     uses.finish();
     backward_pass(uses);
   }
 
   /// Belady's reverse scan: latest use first, each use learns the region's next use after it.
+  /// A run of consecutive buckets (a Start and an End key) is one record at each end: after its
+  /// start the region's next use is "the next bucket", after its end the use after the run.
+  /// Inside a run the key stays at start + 2 while the present moves on: still at most the
+  /// present + 1, "in use now", which is all select_victim() distinguishes there (it falls back
+  /// to the allocation order), so no decision changes. Overlapping runs (threadblocks using a
+  /// region at once) are merged by counting the runs open at each point.
   void backward_pass(spill::KeySorter& uses) {
     sort_runs_ = uses.runs();
     next_.assign(nodes_.size(), kNoUse);
+    std::vector<std::uint32_t> open(nodes_.size(), 0);
     uses.visit(true, [&](std::uint64_t k) {
-      const auto region = static_cast<std::uint32_t>(k);
-      const auto bucket = static_cast<std::uint32_t>(k >> 32);
-      next_uses_.append(NextUse{bucket, region, next_[region]});
-      next_[region] = bucket;
+      const std::uint32_t r = opt::key_region(k);
+      const auto b = static_cast<std::uint32_t>(opt::key_bucket(k));
+      switch (opt::key_kind(k)) {
+        case opt::UseKind::End:
+          if (open[r]++ == 0) next_uses_.append(NextUse{b, r, next_[r]});
+          break;
+        case opt::UseKind::Start:
+          if (open[r] > 0 && --open[r] == 0) next_uses_.append(NextUse{b, r, b + 1});
+          break;
+        case opt::UseKind::Single:
+          if (open[r] == 0) next_uses_.append(NextUse{b, r, next_[r]});
+          break;
+      }
+      next_[r] = b;
     });
     next_uses_.flush();
     next_uses_.release_buffer();
@@ -287,8 +307,11 @@ class Opt final : public EvictionPolicy {
     leader_ = 0;
     for (const auto& r : running_) {
       if (r.tb >= launch_starts_.size()) continue;
-      t = std::min(t, launch_starts_[r.tb] + r.records_done);
-      leader_ = std::max(leader_, launch_starts_[r.tb] + r.records_done);
+      // The last record a warp decoded may still wait for its fault to be serviced and be
+      // replayed: its use is not over, so the present is one step before it.
+      const std::uint64_t at = launch_starts_[r.tb] + r.records_done;
+      t = std::min(t, at - (r.records_done > 0));
+      leader_ = std::max(leader_, at);
     }
     return t;
   }

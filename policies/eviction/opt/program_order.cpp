@@ -11,13 +11,15 @@
 namespace uvmsim::opt {
 
 namespace {
+/// Runs' Start and End keys pair up: identical ones of different runs are all kept.
+bool is_run_bound(std::uint64_t key) { return key_kind(key) != UseKind::Single; }
 constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
-}
+}  // namespace
 
 ProgramOrder::ProgramOrder(trace::TraceReader& reader, const VaSpace& va, const SlotsOf& slots,
                            const ProgramOrderOptions& o)
     : bucket_steps_(o.bucket_steps),
-      uses_(o.tmpdir, o.tmpdir_knob, o.run_keys),
+      uses_(o.tmpdir, o.tmpdir_knob, o.run_keys, 32, o.runs ? &is_run_bound : nullptr),
       tb_starts_(o.tmpdir, o.tmpdir_knob),
       tb_regions_(o.tmpdir, o.tmpdir_knob) {
   const auto& meta = reader.metadata();
@@ -41,6 +43,17 @@ ProgramOrder::ProgramOrder(trace::TraceReader& reader, const VaSpace& va, const 
   // Per region: the last bucket and threadblock that used it (consecutive repeats are dropped
   // before they reach the sort).
   std::vector<std::uint64_t> last_bucket(nblocks, kNever), last_tb(nblocks, kNever);
+  // With runs: per region, the first bucket of its current run (last_bucket is its last).
+  std::vector<std::uint64_t> run_start(o.runs ? nblocks : 0, kNever);
+  auto end_run = [&](std::uint32_t b) {
+    if (last_bucket[b] == kNever) return;
+    if (run_start[b] == last_bucket[b]) {
+      uses_.add(use_key(last_bucket[b], b, UseKind::Single));
+    } else {
+      uses_.add(use_key(run_start[b], b, UseKind::Start));
+      uses_.add(use_key(last_bucket[b], b, UseKind::End));
+    }
+  };
   if (o.threadblocks) tbs_using_.assign(nblocks, 0);
   if (!o.keep.empty() && o.keep.size() != nblocks)
     throw std::logic_error("ProgramOrder: keep mask of the wrong size");
@@ -86,7 +99,7 @@ ProgramOrder::ProgramOrder(trace::TraceReader& reader, const VaSpace& va, const 
           if (bucket >= buckets_) {
             if (bucket >= kMaxBuckets)
               throw UserError(o.bucket_knob, "value",
-                              "more than 2^32 - 1 buckets of logical time; raise it");
+                              "more than 2^30 buckets of logical time; raise it");
             buckets_ = bucket + 1;
           }
           const VaRange* range = va.find_range(r.va);
@@ -103,10 +116,14 @@ ProgramOrder::ProgramOrder(trace::TraceReader& reader, const VaSpace& va, const 
             tb_list.push_back(b);
             ++tbs_using_[b];
           }
-          if (last_bucket[b] != bucket) {
-            last_bucket[b] = bucket;
-            uses_.add(bucket << 32 | b);
+          if (last_bucket[b] == bucket) continue;
+          if (!o.runs) {
+            uses_.add(use_key(bucket, b, UseKind::Single));
+          } else if (last_bucket[b] == kNever || bucket != last_bucket[b] + 1) {
+            end_run(b);
+            run_start[b] = bucket;
           }
+          last_bucket[b] = bucket;
         }
         active.resize(kept);
       }
@@ -124,6 +141,8 @@ ProgramOrder::ProgramOrder(trace::TraceReader& reader, const VaSpace& va, const 
     launch_ideal_end_.push_back(launch_end);
   }
   launch_tb_base_.push_back(tb_index);  // sentinel
+  if (o.runs)
+    for (std::uint32_t b = 0; b < nblocks; ++b) end_run(b);
   tb_starts_.flush();
   tb_starts_.release_buffer();
   tb_regions_.flush();

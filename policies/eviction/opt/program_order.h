@@ -7,7 +7,7 @@
 //
 // One streaming read of the trace produces, on disk (spill.h) so that memory does not grow with
 // the trace's length:
-//   * the distinct (bucket, region) uses, externally sorted (key bucket << 32 | region);
+//   * the (bucket, region) uses, externally sorted (use_key());
 //   * optionally, per threadblock (global index over the launches) its idealised start and the
 //     regions it uses, plus per region the number of threadblocks that use it.
 // Memory: the trace reader's decoded chunks, the sort's run buffer, 20 bytes per region (84 with
@@ -27,8 +27,20 @@
 namespace uvmsim::opt {
 
 constexpr std::uint64_t kMaxAutoBuckets = std::uint64_t{1} << 20;
-/// Buckets are 32-bit in the next-use records; the last value means "never".
-constexpr std::uint64_t kMaxBuckets = (std::uint64_t{1} << 32) - 1;
+/// Buckets take 30 bits of a use's key.
+constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << 30;
+
+/// What a use key stands for. With `runs`, a region's uses in consecutive buckets (as they come
+/// from one threadblock) are kept as a Start and an End key (a warp walking one region for a
+/// whole launch is two keys, not one per bucket); a run of one bucket is a Single. Descending
+/// order visits End before Start before Single within one (bucket, region).
+enum class UseKind : std::uint8_t { Start = 0, Single = 1, End = 2 };
+inline std::uint64_t use_key(std::uint64_t bucket, std::uint32_t region, UseKind kind) {
+  return bucket << 34 | std::uint64_t{region} << 2 | static_cast<std::uint64_t>(kind);
+}
+inline std::uint64_t key_bucket(std::uint64_t key) { return key >> 34; }
+inline std::uint32_t key_region(std::uint64_t key) { return static_cast<std::uint32_t>(key >> 2); }
+inline UseKind key_kind(std::uint64_t key) { return static_cast<UseKind>(key & 3); }
 
 struct ProgramOrderOptions {
   std::uint64_t bucket_steps = 0;  ///< 0 = the smallest giving at most kMaxAutoBuckets buckets
@@ -40,6 +52,10 @@ struct ProgramOrderOptions {
   /// Per region: 0 to leave its uses out (spatial sampling); empty = keep every region.
   std::vector<std::uint8_t> keep;
   bool pages = false;  ///< also count the 4 KB pages of each region the trace touches
+  /// Keep runs of consecutive buckets as Start/End pairs (UseKind; duplicate Start and End keys
+  /// are kept so that they pair up); else one Single per (bucket, region). Singles are
+  /// distinct either way.
+  bool runs = false;
 };
 
 /// Threadblocks of kernel `k` (nullptr if the trace does not describe it) the GPU runs at once.
@@ -53,7 +69,7 @@ class ProgramOrder {
 
   std::uint64_t bucket_steps() const { return bucket_steps_; }
   std::uint64_t buckets() const { return buckets_; }
-  /// The distinct uses, key = bucket << 32 | region (finished: visit them).
+  /// The uses, as use_key()s (finished: visit them).
   spill::KeySorter& uses() { return uses_; }
   const spill::KeySorter& uses() const { return uses_; }
 

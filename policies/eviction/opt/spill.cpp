@@ -68,11 +68,13 @@ void TempFile::read(std::uint64_t offset, void* data, std::size_t n) const {
   }
 }
 
-KeySorter::KeySorter(fs::path dir, std::string knob, std::size_t run_keys, std::size_t fan_in)
+KeySorter::KeySorter(fs::path dir, std::string knob, std::size_t run_keys, std::size_t fan_in,
+                     bool (*keep_duplicates)(std::uint64_t))
     : dir_(std::move(dir)),
       knob_(std::move(knob)),
       run_keys_(std::max<std::size_t>(1, run_keys)),
-      fan_in_(std::max<std::size_t>(2, fan_in)) {}
+      fan_in_(std::max<std::size_t>(2, fan_in)),
+      keep_duplicates_(keep_duplicates) {}
 
 KeySorter::~KeySorter() = default;
 
@@ -82,9 +84,17 @@ void KeySorter::note_disk() {
   peak_disk_ = std::max(peak_disk_, d);
 }
 
+void KeySorter::drop_duplicates() {
+  buf_.erase(std::unique(buf_.begin(), buf_.end(),
+                         [&](std::uint64_t a, std::uint64_t b) {
+                           return a == b && !(keep_duplicates_ && keep_duplicates_(a));
+                         }),
+             buf_.end());
+}
+
 void KeySorter::spill_run() {
   std::sort(buf_.begin(), buf_.end());
-  buf_.erase(std::unique(buf_.begin(), buf_.end()), buf_.end());
+  drop_duplicates();
   Run run{0, std::make_unique<RecordFile<std::uint64_t>>(dir_, knob_)};
   for (const std::uint64_t k : buf_) run.file->append(k);
   run.file->flush();
@@ -105,9 +115,10 @@ void KeySorter::spill_run() {
 
 namespace {
 
-/// K-way merge of sorted runs (each read through a Reader) into `emit`, dropping duplicates.
+/// K-way merge of sorted runs (each read through a Reader) into `emit`, dropping duplicates but
+/// those `keep_duplicates` keeps.
 template <typename Reader, typename Less>
-void merge_runs(std::vector<Reader>& readers, Less less,
+void merge_runs(std::vector<Reader>& readers, Less less, bool (*keep_duplicates)(std::uint64_t),
                 const std::function<void(std::uint64_t)>& emit) {
   using Item = std::pair<std::uint64_t, std::size_t>;
   auto after = [&](const Item& a, const Item& b) { return less(b.first, a.first); };
@@ -121,7 +132,7 @@ void merge_runs(std::vector<Reader>& readers, Less less,
   while (!heap.empty()) {
     const auto [k, i] = heap.top();
     heap.pop();
-    if (!any || k != last) emit(k);
+    if (!any || k != last || (keep_duplicates && keep_duplicates(k))) emit(k);
     any = true;
     last = k;
     std::uint64_t n;
@@ -145,7 +156,8 @@ void KeySorter::merge_tail(std::size_t first, unsigned level) {
     std::vector<ForwardReader<std::uint64_t>> readers;
     for (std::size_t i = first; i < runs_.size(); ++i)
       readers.emplace_back(*runs_[i].file, reader_keys(runs_.size() - first));
-    merge_runs(readers, std::less<>(), [&](std::uint64_t k) { out.file->append(k); });
+    merge_runs(readers, std::less<>(), keep_duplicates_,
+               [&](std::uint64_t k) { out.file->append(k); });
   }
   out.file->flush();
   out.file->release_buffer();
@@ -160,7 +172,7 @@ void KeySorter::finish() {
   if (!runs_.empty() && !buf_.empty()) spill_run();
   if (runs_.empty()) {
     std::sort(buf_.begin(), buf_.end());
-    buf_.erase(std::unique(buf_.begin(), buf_.end()), buf_.end());
+    drop_duplicates();
     keys_ = buf_.size();
     return;
   }
@@ -189,11 +201,11 @@ void KeySorter::visit(bool descending, const std::function<void(std::uint64_t)>&
   if (descending) {
     std::vector<BackwardReader<std::uint64_t>> readers;
     for (const auto& r : runs_) readers.emplace_back(*r.file, reader_keys(runs_.size()));
-    merge_runs(readers, std::greater<>(), f);
+    merge_runs(readers, std::greater<>(), keep_duplicates_, f);
   } else {
     std::vector<ForwardReader<std::uint64_t>> readers;
     for (const auto& r : runs_) readers.emplace_back(*r.file, reader_keys(runs_.size()));
-    merge_runs(readers, std::less<>(), f);
+    merge_runs(readers, std::less<>(), keep_duplicates_, f);
   }
   keys_ = n;
 }

@@ -8,7 +8,8 @@
 //    process ends, however it ends.
 //  * ForwardReader / BackwardReader: sequential reads of a RecordFile in either direction
 //    through a fixed buffer (the backward pass that computes next uses reads in reverse).
-//  * KeySorter: an external sort of 64-bit keys (sorted, deduplicated runs of `run_keys` keys,
+//  * KeySorter: an external sort of 64-bit keys (sorted, optionally deduplicated runs of `run_keys`
+//  keys,
 //    merged `fan_in` at a time), visited in ascending or descending order. A sort that fits in
 //    one run never touches the disk.
 // A failed create or write (unwritable directory, disk full, file size limit) is a UserError
@@ -138,20 +139,22 @@ class BackwardReader {
   std::size_t i_ = 0;
 };
 
-/// External sort of 64-bit keys with duplicates removed.
+/// External sort of 64-bit keys, duplicates removed except those of keys for which
+/// `keep_duplicates` (if given) is true.
 class KeySorter {
  public:
   /// `run_keys` keys are sorted in memory at a time; at most `fan_in` runs of one size are kept
   /// before they are merged into one.
   KeySorter(std::filesystem::path dir, std::string knob, std::size_t run_keys,
-            std::size_t fan_in = 32);
+            std::size_t fan_in = 32, bool (*keep_duplicates)(std::uint64_t) = nullptr);
   ~KeySorter();
 
   void add(std::uint64_t key) {
     if (buf_.size() == run_keys_) spill_run();
     buf_.push_back(key);
   }
-  /// Distinct keys added so far, once finished (before: an upper bound).
+  /// Keys visited by the last visit() (distinct unless kept); after finish() without spilling,
+  /// the keys sorted in memory.
   std::uint64_t keys() const { return keys_; }
   /// Bytes of the runs on disk (the largest at any time, for the report).
   std::uint64_t peak_disk_bytes() const { return peak_disk_; }
@@ -166,6 +169,7 @@ class KeySorter {
     unsigned level = 0;
     std::unique_ptr<RecordFile<std::uint64_t>> file;
   };
+  void drop_duplicates();  ///< of the sorted buffer
   void spill_run();
   /// Merges runs_[first, end) into one run (ascending) of level `level`.
   void merge_tail(std::size_t first, unsigned level);
@@ -174,6 +178,7 @@ class KeySorter {
   std::filesystem::path dir_;
   std::string knob_;
   std::size_t run_keys_, fan_in_;
+  bool (*keep_duplicates_)(std::uint64_t);
   std::vector<std::uint64_t> buf_;
   std::vector<Run> runs_;
   std::uint64_t keys_ = 0, peak_disk_ = 0;
