@@ -7,13 +7,16 @@
 #   scripts/mrc-validate.sh [BUILD_DIR] [WORKDIR]
 #
 # Environment: GPU (default titanv), LEVELS (default "10 25 50 100 200"), WORKLOADS (default:
-# the table's), EVICTION (default lru; e.g. "driver" to compare the driver's LRM).
+# the table's), EVICTION (default lru; e.g. "driver" to compare the driver's LRM), SCHEDULE
+# (analyze --schedule: concurrent, the default, or serial). Simulations already in WORKDIR are
+# reused, so a second schedule costs only the curve passes.
 set -euo pipefail
 build=${1:-build}
 work=${2:-$(mktemp -d /tmp/uvmsim-mrc-validate-XXXXXX)}
 gpu=${GPU:-titanv}
 levels=${LEVELS:-"10 25 50 100 200"}
 eviction=${EVICTION:-lru}
+schedule=${SCHEDULE:-concurrent}
 uvmsim="$build/uvmsim"
 mkdir -p "$work"
 # name|generator arguments
@@ -40,13 +43,14 @@ for w in "${workloads[@]}"; do
   read -r -a gen <<<"${w#*|}"
   trace="$work/$name.uvt"
   [[ -f "$trace" ]] || "$uvmsim" gen "${gen[@]}" -o "$trace" >/dev/null
-  /usr/bin/time -f "%e" -o "$work/$name.mrc.time" \
-    "$uvmsim" analyze --mrc "$trace" --gpu "$gpu" -o "$work/$name.csv" >"$work/$name.mrc.txt"
+  curve="$work/$name.$schedule.csv"
+  /usr/bin/time -f "%e" -o "$work/$name.$schedule.mrc.time" "$uvmsim" analyze --mrc "$trace" \
+    --gpu "$gpu" --schedule "$schedule" -o "$curve" >"$work/$name.$schedule.mrc.txt"
   for x in $levels; do
     stats="$work/$name.$x.json"
     [[ -f "$stats" ]] || "$uvmsim" run --gpu "$gpu" --trace "$trace" --eviction "$eviction" \
       --oversub "$x" -q --stats-out "$stats" >/dev/null
-    printf '%s\t%s\t%s\t%s\n' "$name" "$x" "$stats" "$work/$name.csv" >>"$rows"
+    printf '%s\t%s\t%s\t%s\n' "$name" "$x" "$stats" "$curve" >>"$rows"
   done
 done
 

@@ -735,12 +735,7 @@ started).</figcaption></figure>
 time (fetch to replay push).</figcaption></figure>
 </body></html>
 """ % html.escape(path)
-    index = os.path.join(out_dir, "index.html")
-    with open(index + ".tmp", "w") as f:
-        f.write(page)
-    os.replace(index + ".tmp", index)
-    for w in written + [index]:
-        print("wrote " + w)
+    write_index(out_dir, page, written)
 
 
 MANIFEST_FORMAT = "uvmsim-report/1"
@@ -815,6 +810,11 @@ how far this is from the simulator). Dotted lines: the suggested oversubscriptio
 levels.</figcaption></figure>
 </body></html>
 """ % html.escape(path)
+    write_index(out_dir, page, written)
+
+
+def write_index(out_dir, page, written):
+    """Writes OUT_DIR/index.html atomically and lists every file written."""
     index = os.path.join(out_dir, "index.html")
     with open(index + ".tmp", "w") as f:
         f.write(page)

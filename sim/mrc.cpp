@@ -127,7 +127,7 @@ Curve compute(trace::TraceReader& reader, const SimConfig& cfg, const Options& o
   opt::ProgramOrder order(
       reader, va,
       [&](const trace::KernelInfo* k) {
-        return k ? threadblocks_per_sm(cfg.gpu, *k) * cfg.gpu.num_sms : 1;
+        return k && !o.serial ? threadblocks_per_sm(cfg.gpu, *k) * cfg.gpu.num_sms : 1;
       },
       po);
   c.bucket_steps = order.bucket_steps();

@@ -27,6 +27,9 @@ struct Options {
   std::uint64_t bucket_steps = 0;  ///< logical time per bucket; 0 = auto (<= 1 M buckets)
   std::filesystem::path tmpdir;    ///< spill files (empty: $TMPDIR, else /tmp)
   std::size_t run_keys = std::size_t{1} << 22;
+  /// Threadblocks one at a time instead of as many as the GPU holds: the order of a GPU that
+  /// lets some threadblocks finish while the others wait on faults (docs/mrc.md).
+  bool serial = false;
 };
 
 /// One GPU memory size.

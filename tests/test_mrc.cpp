@@ -8,41 +8,18 @@
 #include "models/occupancy.h"
 #include "policies/eviction/opt/program_order.h"
 #include "sim/mrc.h"
+#include "tests/policy_test_engine.h"
 #include "tests/sweep_test_util.h"
 #include "tests/test_util.h"
 
 namespace uvmsim::test {
 namespace {
 
-/// One threadblock of one warp whose record k touches 2 MB region order[k] of an 8-region
-/// allocation (one page each).
-void write_one_warp(const std::string& path, const std::vector<std::uint32_t>& order) {
-  trace::Metadata meta;
-  meta.workload = "crafted";
-  meta.allocations.push_back({0, "buf", 0x7f0000000000, std::uint64_t{8} << 21, true, false});
-  trace::KernelInfo k;
-  k.name = "k";
-  k.grid = {1, 1, 1};
-  k.block = {32, 1, 1};
-  meta.kernels.push_back(k);
-  trace::TraceWriter w(path, meta);
-  w.begin_launch(0);
-  w.begin_block(1);
-  for (const std::uint32_t blk : order) {
-    trace::AccessRecord r;
-    r.va = 0x7f0000000000 + (Addr{blk} << 21);
-    r.gap_cycles = 10;
-    w.access(0, r);
-  }
-  w.end_block();
-  w.finish();
-}
-
 TEST(Mrc, ExactCurveOfACraftedTrace) {
   TempDir d;
   const auto t = d.file("c.uvt"), csv = d.file("c.csv");
   // Stack distances: 0 1 2 3 cold, then 0 (3 since), 1 (3), 4 cold, 2 (4).
-  write_one_warp(t, {0, 1, 2, 3, 0, 1, 4, 2});
+  write_one_warp_trace(t, {0, 1, 2, 3, 0, 1, 4, 2});
   const auto r = cli_ok({"analyze", "--mrc", t, "--bucket-steps", "1", "-o", csv});
   EXPECT_EQ(r.out, "mrc: " + t +
                        ": 8 managed 2 MB chunks, 5 used; 8 region uses in buckets of 1 steps (8 "
@@ -159,7 +136,7 @@ TEST(Mrc, ShardsSamplingScalesTheKeptRegions) {
 TEST(Mrc, UsageErrors) {
   TempDir d;
   const auto t = d.file("c.uvt");
-  write_one_warp(t, {0, 1});
+  write_one_warp_trace(t, {0, 1});
   auto r = cli({"analyze", "--mrc", t, "--sample", "0"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err, "uvmsim analyze: error: --sample: value must be in (0, 1], got 0.000000\n");
@@ -178,8 +155,8 @@ TEST(Mrc, UsageErrors) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
   // --help lists every option.
   const auto h = cli_ok({"analyze", "--help"});
-  for (const char* o : {"--mrc", "--gpu", "--sample", "--suggest", "--figure", "--bucket-steps",
-                        "--tmpdir", "--python", "--script"})
+  for (const char* o : {"--mrc", "--gpu", "--sample", "--suggest", "--figure", "--schedule",
+                        "--bucket-steps", "--tmpdir", "--python", "--script"})
     EXPECT_NE(h.out.find(o), std::string::npos) << o;
 }
 

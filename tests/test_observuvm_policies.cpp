@@ -259,28 +259,8 @@ TEST(OptPolicy, EvictsTheRegionUsedFurthestInTheFuture) {
   TempDir d;
   Rig s;
   s.engine.trace = d.file("opt.uvt");
-  {
-    trace::Metadata meta;
-    meta.workload = "crafted";
-    meta.allocations.push_back({0, "buf", 0x7f0000000000, std::uint64_t{8} << 21, true, false});
-    trace::KernelInfo k;
-    k.name = "k";
-    k.grid = {1, 1, 1};
-    k.block = {32, 1, 1};
-    meta.kernels.push_back(k);
-    trace::TraceWriter w(s.engine.trace, meta);
-    w.begin_launch(0);
-    w.begin_block(1);
-    // One warp: record k touches block order[k] (logical time k, one step per bucket).
-    for (std::uint32_t blk : {0, 1, 2, 3, 0, 1, 4, 2}) {
-      trace::AccessRecord r;
-      r.va = 0x7f0000000000 + (Addr{blk} << 21);
-      r.gap_cycles = 10;
-      w.access(0, r);
-    }
-    w.end_block();
-    w.finish();
-  }
+  // One warp: record k touches block order[k] (logical time k, one step per bucket).
+  write_one_warp_trace(s.engine.trace, {0, 1, 2, 3, 0, 1, 4, 2});
   auto opt = s.eviction("opt", {{"bucket_steps", 1}});
   s.engine.pos.launch = 0;
   s.engine.pos.in_kernel = true;

@@ -31,6 +31,10 @@ int mrc(const po::variables_map& vm, std::ostream& out, std::ostream& err) {
     throw UsageError("--sample: value must be in (0, 1], got " + std::to_string(o.sample));
   if (vm.count("bucket-steps")) o.bucket_steps = vm["bucket-steps"].as<std::uint64_t>();
   if (vm.count("tmpdir")) o.tmpdir = vm["tmpdir"].as<std::string>();
+  const std::string schedule = vm["schedule"].as<std::string>();
+  if (schedule != "concurrent" && schedule != "serial")
+    throw UsageError("--schedule: value must be concurrent or serial, got " + schedule);
+  o.serial = schedule == "serial";
   const auto n = vm["suggest"].as<std::size_t>();
   if (vm.count("figure") && !vm.count("output"))
     throw UsageError("--figure: needs -o CSV (the figure is drawn from the file)");
@@ -112,6 +116,10 @@ int cmd_analyze(const Args& args, std::ostream& out, std::ostream& err) {
       "figure", po::value<std::string>(),
       "--mrc: also draw the curves into DIR (mrc.png, mrc.svg, index.html) with "
       "scripts/uvmsim_report.py (python3-matplotlib)")(
+      "schedule", po::value<std::string>()->default_value("concurrent"),
+      "--mrc: concurrent: threadblocks in lock step on as many slots as the GPU holds (OPT's "
+      "program order); serial: one threadblock at a time (closer where the working set of "
+      "all running threadblocks exceeds memory, docs/mrc.md)")(
       "bucket-steps", po::value<std::uint64_t>(),
       "--mrc: logical time steps per bucket (default: at most 1 M buckets)")(
       "tmpdir", po::value<std::string>(),

@@ -13,9 +13,10 @@
 //     after its longest warp.
 // Logical time is cut into buckets of `bucket_steps`; the pre-pass keeps, per region, the sorted
 // buckets that use it. At run time the present is mapped onto logical time through the running
-// threadblocks: a threadblock whose slowest running warp has issued k records is at its
-// idealised start + k, and the present is the earliest of them (never moving back; between
-// launches, the end of the launch), so a region that a lagging warp still needs counts as in use.
+// threadblocks: a threadblock whose slowest running warp has decoded k records is at its
+// idealised start + k - 1 (the k-th may still wait for its fault to be serviced and replayed),
+// and the present is the earliest of them (never moving back; between launches, the end of the
+// launch), so a region that a lagging warp still needs counts as in use.
 // Regions are ranked by their next bucket of use at or after the present; in addition a region
 // is dead, the first to go, once every threadblock that uses it has completed (the GPU reports
 // each completion), which stays exact when the idealised and the simulated schedules diverge; a
@@ -292,7 +293,8 @@ class Opt final : public EvictionPolicy {
   }
 
   /// The present in logical time. Program order: the earliest running threadblock's idealised
-  /// start plus the records its slowest warp has issued; the launch's idealised end when none
+  /// start plus the records its slowest warp has decoded, less the one that may still be
+  /// waiting for its fault; the launch's idealised end when none
   /// runs. Recorded order: the accesses completed.
   std::uint64_t present() {
     if (!program_) return engine_.accesses_completed();
