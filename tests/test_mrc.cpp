@@ -23,7 +23,7 @@ TEST(Mrc, ExactCurveOfACraftedTrace) {
   const auto r = cli_ok({"analyze", "--mrc", t, "--bucket-steps", "1", "-o", csv});
   EXPECT_EQ(r.out, "mrc: " + t +
                        ": 8 managed 2 MB chunks, 5 used; 8 region uses in buckets of 1 steps (8 "
-                       "records); exact\n"
+                       "records, concurrent schedule); exact\n"
                        "suggested oversubscription levels (GPU memory: chunk misses, evictions):\n"
                        "  --oversub 100      4 chunks: 6 misses, 2 evictions\n"
                        "  --oversub 166      3 chunks: 8 misses, 5 evictions\n"

@@ -48,7 +48,7 @@ int mrc(const po::variables_map& vm, std::ostream& out, std::ostream& err) {
   std::ostream& info = csv ? out : err;
   info << "mrc: " << path << ": " << c.managed_chunks << " managed 2 MB chunks, " << c.regions_used
        << " used; " << c.uses << " region uses in buckets of " << c.bucket_steps << " steps ("
-       << c.records << " records); "
+       << c.records << " records, " << schedule << " schedule); "
        << (c.sample < 1 ? "SHARDS sample R = " + std::to_string(c.sample) + ": " +
                               std::to_string(c.sampled_used) + " of the used regions kept"
                         : std::string("exact"))
