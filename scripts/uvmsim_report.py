@@ -770,16 +770,25 @@ def mrc_report(path, out_dir):
     picks = [r for r in rows if r["suggested"]]
     fig, axs = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
     axs[0].plot(mib, [r["misses"] for r in rows], color=PALETTE[0], label="chunk misses (allocations)")
-    axs[0].plot(mib, [r["evictions"] for r in rows], color=PALETTE[6], label="evictions")
+    axs[0].plot(mib, [r["evictions"] for r in rows], color=PALETTE[6], linestyle="--",
+                label="evictions")
     axs[0].set_ylabel("2 MB chunks")
     axs[1].plot(mib, [r["htod_bytes"] / 2**20 for r in rows], color=PALETTE[2], label="HtoD")
-    axs[1].plot(mib, [r["dtoh_bytes"] / 2**20 for r in rows], color=PALETTE[7], label="DtoH")
+    axs[1].plot(mib, [r["dtoh_bytes"] / 2**20 for r in rows], color=PALETTE[7], linestyle="--",
+                label="DtoH")
     axs[1].set_ylabel("MiB migrated")
     axs[1].set_xlabel("GPU memory (MiB)")
+    # Curves span orders of magnitude (a cliff): log scale then, so that the sizes that fit stay
+    # readable.
+    for ax, values in ((axs[0], [r["misses"] for r in rows]),
+                       (axs[1], [r["htod_bytes"] / 2**20 for r in rows])):
+        if use_log(values):
+            ax.set_yscale("symlog", linthresh=1)
+        else:
+            ax.set_ylim(bottom=0)
     for ax in axs:
         for p in picks:
             ax.axvline(p["gpu_bytes"] / 2**20, color="#888888", linestyle=":", linewidth=0.8)
-        ax.set_ylim(bottom=0)
         ax.grid(linestyle=":", linewidth=0.5)
         ax.legend(fontsize=8, loc="upper right")
     managed = rows[-1]["gpu_bytes"] * (1 + rows[-1]["oversub_pct"] / 100) / 2**20

@@ -133,6 +133,22 @@ TEST(Mrc, ShardsSamplingScalesTheKeptRegions) {
   EXPECT_EQ(exact.points.back().misses, 65);
 }
 
+TEST(Mrc, FigureIsDrawnByTheReportScript) {
+  TempDir d;
+  const auto t = d.file("c.uvt"), csv = d.file("c.csv"), fig = d.file("fig");
+  write_one_warp_trace(t, {0, 1, 2, 3, 0, 1, 4, 2});
+  const auto r = cli_ok({"analyze", "--mrc", t, "--bucket-steps", "1", "-o", csv, "--figure", fig});
+  EXPECT_NE(r.out.find("wrote " + fig + "/mrc.png\n"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(fig + "/mrc.svg"));
+  const auto j = read_json(fig + "/figures.json");
+  EXPECT_EQ(j["figures"]["mrc"]["sizes"], 8);
+  EXPECT_EQ(j["figures"]["mrc"]["max_misses"], 8);
+  EXPECT_EQ(j["figures"]["mrc"]["suggested_oversub_pct"].size(), 2u);
+  // `uvmsim report` draws the same file.
+  EXPECT_EQ(uvmsim({"report", csv, "--out", d.file("again")}).status.ok(), true);
+  EXPECT_TRUE(std::filesystem::exists(d.file("again") + "/mrc.png"));
+}
+
 TEST(Mrc, UsageErrors) {
   TempDir d;
   const auto t = d.file("c.uvt");

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
   po::options_description desc(
-      "usage: uvmsim report DIR|VALIDATION.json|EVENTS.csv [--out DIR] [--python PATH]\n\n"
+      "usage: uvmsim report DIR|VALIDATION.json|EVENTS.csv|MRC.csv [--out DIR] [--python PATH]\n\n"
       "Draws paper-style figures from a sweep's results (DIR/results.csv, DIR/sweep.json):\n"
       "normalized runtime per workload and policy with a geomean group, page faults,\n"
       "evictions, host-link traffic by cause (copies and zero-copy accesses), runtime vs the\n"
@@ -30,7 +30,8 @@ int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
       "spreads over seeds, plus an index.html that shows them and figures.json (what each\n"
       "figure drew). Given the JSON of `uvmsim validate --json` instead, draws simulated vs\n"
       "measured scatter plots (docs/validation.md); given the events CSV of `uvmsim run\n"
-      "--events-out`, the run's timeline and the CDF of fault-batch service time. The default\n"
+      "--events-out`, the run's timeline and the CDF of fault-batch service time; given the CSV\n"
+      "of `uvmsim analyze --mrc`, the capacity curves (docs/mrc.md). The default\n"
       "output directory for a file is its name without the extension, plus -report.\n"
       "Needs python3 with matplotlib (Debian:\n"
       "python3-matplotlib, installed by scripts/setup.sh).\n\noptions");
