@@ -119,11 +119,17 @@ ProgramOrder::ProgramOrder(trace::TraceReader& reader, const VaSpace& va, const 
           if (last_bucket[b] == bucket) continue;
           if (!o.runs) {
             uses_.add(use_key(bucket, b, UseKind::Single));
-          } else if (last_bucket[b] == kNever || bucket != last_bucket[b] + 1) {
+            last_bucket[b] = bucket;
+          } else if (last_bucket[b] != kNever && bucket >= run_start[b] &&
+                     bucket <= last_bucket[b] + 1) {
+            // Inside the region's current run or right after it: another threadblock using it
+            // at the same time, or the same one going on. The run still covers every bucket
+            // from its start to its end.
+            last_bucket[b] = std::max(last_bucket[b], bucket);
+          } else {
             end_run(b);
-            run_start[b] = bucket;
+            run_start[b] = last_bucket[b] = bucket;
           }
-          last_bucket[b] = bucket;
         }
         active.resize(kept);
       }
