@@ -41,9 +41,11 @@
 // writes (bucket, region, next) records to a file that the run reads forwards as its present
 // advances. Per-threadblock region lists are read forwards as threadblocks complete (only the
 // running ones' lists are held), per-threadblock idealised starts one launch at a time. Memory:
-// about 60 bytes per region, 8 per threadblock of the current launch, 16 per launch, the
-// sort's run buffer (`sort_buffer` keys) and fixed read buffers; disk: 12 bytes per distinct
-// (bucket, region) use plus 4 per threadblock use, in `tmpdir` (unlinked files, freed at exit).
+// about 70 bytes per region (100 during the pre-pass), 8 per threadblock of the current launch,
+// 16 per launch, the sort's run buffer (`sort_buffer` keys) and fixed read buffers (1 MB per
+// merge); disk: 12 bytes per next-use record plus 4 per threadblock use, in `tmpdir` (unlinked
+// files, freed at exit). A region used in consecutive buckets is one run (a start and an end
+// record; see backward_pass()).
 // bucket_steps = 0 picks the smallest bucket that keeps at most 1 M buckets.
 #include <algorithm>
 #include <boost/intrusive/list.hpp>
