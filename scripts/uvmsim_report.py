@@ -26,6 +26,12 @@ migrations by cause, evictions and GPU-resident memory over simulated time) and 
 fault-batch service time (timeline.png, batch_time_cdf.png). Uses only the standard library, numpy and matplotlib
 (Debian: python3-matplotlib). See docs/sweeps.md, "Reports".
 
+    uvmsim_report.py MRC.csv OUT_DIR
+
+With the capacity-curve CSV of `uvmsim analyze --mrc -o MRC.csv` instead, draws LRU chunk
+misses and evictions, and the bytes migrated each way, against GPU memory (top axis: the
+oversubscription), marking the suggested levels (mrc.png / mrc.svg, index.html; docs/mrc.md).
+
     uvmsim_report.py VALIDATION.json OUT_DIR
 
 With the JSON output of `uvmsim validate --json` instead of a sweep directory, draws simulated vs
@@ -42,6 +48,7 @@ import sys
 from collections import OrderedDict, defaultdict
 
 import matplotlib
+import numpy
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -728,15 +735,101 @@ started).</figcaption></figure>
 time (fetch to replay push).</figcaption></figure>
 </body></html>
 """ % html.escape(path)
+    write_index(out_dir, page, written)
+
+
+MANIFEST_FORMAT = "uvmsim-report/1"
+
+MRC_COLUMNS = ["chunks", "gpu_bytes", "oversub_pct", "misses", "evictions", "htod_bytes",
+               "dtoh_bytes", "suggested"]
+
+
+def is_mrc_csv(path):
+    try:
+        with open(path, newline="") as f:
+            return next(csv.reader(f), None) == MRC_COLUMNS
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def mrc_report(path, out_dir):
+    """Capacity curves of `uvmsim analyze --mrc`: misses/evictions and migrated bytes against GPU
+    memory, suggested levels marked."""
+    rows = []
+    with open(path, newline="") as f:
+        for line, r in enumerate(csv.DictReader(f), start=2):
+            try:
+                rows.append({k: float(r[k]) for k in MRC_COLUMNS})
+            except (TypeError, ValueError):
+                die("%s:%d: malformed row" % (path, line))
+    if not rows:
+        die("%s: no rows" % path)
+    os.makedirs(out_dir, exist_ok=True)
+    plt.rcParams.update({"font.size": 9, "axes.titleweight": "bold", "svg.fonttype": "none"})
+    mib = [r["gpu_bytes"] / 2**20 for r in rows]
+    picks = [r for r in rows if r["suggested"]]
+    fig, axs = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    axs[0].plot(mib, [r["misses"] for r in rows], color=PALETTE[0], label="chunk misses (allocations)")
+    axs[0].plot(mib, [r["evictions"] for r in rows], color=PALETTE[6], linestyle="--",
+                label="evictions")
+    axs[0].set_ylabel("2 MB chunks")
+    axs[1].plot(mib, [r["htod_bytes"] / 2**20 for r in rows], color=PALETTE[2], label="HtoD")
+    axs[1].plot(mib, [r["dtoh_bytes"] / 2**20 for r in rows], color=PALETTE[7], linestyle="--",
+                label="DtoH")
+    axs[1].set_ylabel("MiB migrated")
+    axs[1].set_xlabel("GPU memory (MiB)")
+    # Curves span orders of magnitude (a cliff): log scale then, so that the sizes that fit stay
+    # readable.
+    for ax, values in ((axs[0], [r["misses"] for r in rows]),
+                       (axs[1], [r["htod_bytes"] / 2**20 for r in rows])):
+        if use_log(values):
+            ax.set_yscale("symlog", linthresh=1)
+        else:
+            ax.set_ylim(bottom=0)
+    for ax in axs:
+        for p in picks:
+            ax.axvline(p["gpu_bytes"] / 2**20, color="#888888", linestyle=":", linewidth=0.8)
+        ax.grid(linestyle=":", linewidth=0.5)
+        ax.legend(fontsize=8, loc="upper right")
+    managed = rows[-1]["gpu_bytes"] * (1 + rows[-1]["oversub_pct"] / 100) / 2**20
+    top = axs[0].secondary_xaxis(
+        "top", functions=(lambda m: 100 * (managed / numpy.maximum(m, 1e-9) - 1),
+                          lambda o: managed / (1 + numpy.asarray(o) / 100)))
+    top.set_xlabel("oversubscription (%)")
+    ticks = sorted(set(round(p["oversub_pct"], 1) for p in picks))
+    if ticks:
+        top.set_xticks(ticks)
+        top.tick_params(labelsize=7, labelrotation=45)
+    fig.suptitle("LRU capacity curves of %s" % os.path.basename(path))
+    fig.tight_layout()
+    written = []
+    save(fig, out_dir, "mrc", written)
+    write_manifest(out_dir, {"format": MANIFEST_FORMAT, "source": os.path.abspath(path), "figures": {
+        "mrc": {"sizes": len(rows), "managed_mib": managed,
+                "suggested_oversub_pct": [p["oversub_pct"] for p in picks],
+                "max_misses": max(r["misses"] for r in rows),
+                "min_misses": min(r["misses"] for r in rows)}}})
+    page = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>uvmsim capacity curves</title></head><body>
+<h1>LRU capacity curves of %s</h1>
+<figure><img src="mrc.png" alt="capacity curves"><figcaption>Chunk misses and evictions (top) and
+bytes migrated each way (bottom) for LRU eviction at 2 MB granularity against usable GPU memory,
+from one pass of stack distances over the trace's idealised program order (docs/mrc.md gives
+how far this is from the simulator). Dotted lines: the suggested oversubscription
+levels.</figcaption></figure>
+</body></html>
+""" % html.escape(path)
+    write_index(out_dir, page, written)
+
+
+def write_index(out_dir, page, written):
+    """Writes OUT_DIR/index.html atomically and lists every file written."""
     index = os.path.join(out_dir, "index.html")
     with open(index + ".tmp", "w") as f:
         f.write(page)
     os.replace(index + ".tmp", index)
     for w in written + [index]:
         print("wrote " + w)
-
-
-MANIFEST_FORMAT = "uvmsim-report/1"
 
 
 def write_manifest(out_dir, manifest):
@@ -842,7 +935,9 @@ def main():
     if len(sys.argv) != 3:
         die("usage: uvmsim_report.py SWEEP_DIR|VALIDATION.json OUT_DIR")
     if os.path.isfile(sys.argv[1]):
-        if sys.argv[1].endswith(".csv"):
+        if sys.argv[1].endswith(".csv") and is_mrc_csv(sys.argv[1]):
+            mrc_report(sys.argv[1], sys.argv[2])
+        elif sys.argv[1].endswith(".csv"):
             timeline_report(sys.argv[1], sys.argv[2])
         else:
             validation_report(sys.argv[1], sys.argv[2])

@@ -13,6 +13,7 @@
 #include "models/fault_buffer.h"
 #include "models/gpu.h"
 #include "models/interrupt.h"
+#include "policies/eviction/opt/order_file.h"
 #include "state/va_space.h"
 #include "traces/trace.h"
 
@@ -20,18 +21,40 @@ namespace uvmsim {
 
 namespace {
 
+/// `--record-order`: hears every completed access and writes the order of their regions
+/// (two-pass OPT), then passes everything on to the driver's policy facade.
+class OrderRecorder final : public GpuListener {
+ public:
+  OrderRecorder(GpuListener& inner, opt::OrderWriter& out)
+      : inner_(inner), out_(out), inner_wants_(inner.wants_accesses()) {}
+  bool wants_accesses() const override { return true; }
+  void on_access(const AccessEvent& a) override {
+    out_.access(a.block.id, a.repeat);
+    if (inner_wants_) inner_.on_access(a);
+  }
+  void on_threadblock_end(std::uint64_t tb, Tick now) override {
+    inner_.on_threadblock_end(tb, now);
+  }
+
+ private:
+  GpuListener& inner_;
+  opt::OrderWriter& out_;
+  bool inner_wants_;
+};
+
 /// The hardware and the driver of one run, wired together: the GPU writes the fault buffer and
 /// the access counters' notifications and raises the interrupt; the driver reads them and
 /// answers through the VA space and replays; the driver's policy facade hears the GPU's access
 /// and threadblock notifications.
 struct Machine {
   Machine(SimContext& ctx, std::uint64_t capacity_chunks, const std::filesystem::path& trace,
-          const trace::Hints* hints)
+          const trace::Hints* hints, opt::OrderWriter* order)
       : irq(ctx.queue, ns_to_ps(ctx.cfg.gpu.interrupt_latency_ns)),
         counters(irq, ctx.stats, ctx.cfg.access_counters, ctx.va.blocks().size()),
         driver(ctx, buffer, counters, irq, capacity_chunks, trace, hints),
         gpu(ctx, buffer, counters, irq) {
-    gpu.set_listener(&driver.facade());
+    if (order) recorder.emplace(driver.facade(), *order);
+    gpu.set_listener(recorder ? static_cast<GpuListener*>(&*recorder) : &driver.facade());
     driver.facade().attach_gpu(&gpu);
   }
   FaultBuffer buffer;
@@ -39,6 +62,7 @@ struct Machine {
   AccessCounters counters;
   UvmDriver driver;
   Gpu gpu;
+  std::optional<OrderRecorder> recorder;
 };
 
 }  // namespace
@@ -129,9 +153,15 @@ const Stats& Simulator::run() {
   if (opts_.event_sink) log.set_sink(opts_.event_sink);
   SimContext ctx{cfg_, queue, va, stats_, log};
   if (!opts_.interval_out.empty()) intervals_ = IntervalLog(opts_.interval_out, opts_.interval);
-  Machine m(ctx, capacity_chunks, opts_.trace, hints);
+  std::optional<opt::OrderWriter> order;
+  if (!opts_.record_order.empty())
+    order.emplace(opts_.record_order,
+                  opts_.record_order_name.empty() ? opts_.record_order : opts_.record_order_name,
+                  va.blocks().size(), capacity_chunks);
+  Machine m(ctx, capacity_chunks, opts_.trace, hints, order ? &*order : nullptr);
   replay_host_events(reader, ctx, m.driver, m.gpu);
   m.driver.finish_stats();
+  if (order) order->finish();
   intervals_.finish(stats_.sim_time, stats_);
   log.close();
   stats_.wall_seconds =

@@ -35,6 +35,9 @@ struct RunOptions {
   EventSink event_sink;                    ///< in-memory event rows (the calibrator), optional
   std::string interval_out;                ///< JSON-lines path of interval statistics, or empty
   Tick interval = 100 * kPsPerUs;          ///< simulated time per interval line
+  /// Access-order file for the two-pass OPT (policies/eviction/opt/order_file.h), or empty;
+  /// errors name record_order_name (the file asked for, when this is its temporary).
+  std::string record_order, record_order_name;
 };
 
 class Simulator {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "policies/policy.h"
+#include "traces/trace.h"
 
 namespace uvmsim::test {
 
@@ -29,6 +30,30 @@ inline VaSpace make_va(std::uint32_t blocks, std::vector<std::uint64_t> more = {
   VaSpace va;
   va.build(allocs, true);
   return va;
+}
+
+/// A trace of one threadblock of one warp whose record k touches page 0 of 2 MB region order[k]
+/// of the 8-region allocation make_va(8) describes: an oracle's future, written out by hand.
+inline void write_one_warp_trace(const std::string& path, const std::vector<std::uint32_t>& order) {
+  trace::Metadata meta;
+  meta.workload = "crafted";
+  meta.allocations.push_back({0, "buf", 0x7f0000000000, std::uint64_t{8} << 21, true, false});
+  trace::KernelInfo k;
+  k.name = "k";
+  k.grid = {1, 1, 1};
+  k.block = {32, 1, 1};
+  meta.kernels.push_back(k);
+  trace::TraceWriter w(path, meta);
+  w.begin_launch(0);
+  w.begin_block(1);
+  for (const std::uint32_t blk : order) {
+    trace::AccessRecord r;
+    r.va = 0x7f0000000000 + (Addr{blk} << 21);
+    r.gap_cycles = 10;
+    w.access(0, r);
+  }
+  w.end_block();
+  w.finish();
 }
 
 class TestEngine final : public PolicyEngine {

@@ -259,39 +259,21 @@ TEST(OptPolicy, EvictsTheRegionUsedFurthestInTheFuture) {
   TempDir d;
   Rig s;
   s.engine.trace = d.file("opt.uvt");
-  {
-    trace::Metadata meta;
-    meta.workload = "crafted";
-    meta.allocations.push_back({0, "buf", 0x7f0000000000, std::uint64_t{8} << 21, true, false});
-    trace::KernelInfo k;
-    k.name = "k";
-    k.grid = {1, 1, 1};
-    k.block = {32, 1, 1};
-    meta.kernels.push_back(k);
-    trace::TraceWriter w(s.engine.trace, meta);
-    w.begin_launch(0);
-    w.begin_block(1);
-    // One warp: record k touches block order[k] (logical time k, one step per bucket).
-    for (std::uint32_t blk : {0, 1, 2, 3, 0, 1, 4, 2}) {
-      trace::AccessRecord r;
-      r.va = 0x7f0000000000 + (Addr{blk} << 21);
-      r.gap_cycles = 10;
-      w.access(0, r);
-    }
-    w.end_block();
-    w.finish();
-  }
+  // One warp: record k touches block order[k] (logical time k, one step per bucket).
+  write_one_warp_trace(s.engine.trace, {0, 1, 2, 3, 0, 1, 4, 2});
   auto opt = s.eviction("opt", {{"bucket_steps", 1}});
   s.engine.pos.launch = 0;
   s.engine.pos.in_kernel = true;
-  s.engine.running = {{0, 4}};  // the warp has issued 4 records: the present is step 4
+  // The warp has decoded 5 records; the 5th (step 4) may still wait for its fault, so the
+  // present is step 4.
+  s.engine.running = {{0, 5}};
   for (std::uint32_t i : {0, 1, 2, 3}) opt->on_chunk_allocated(s.b(i), 0);
   // Next uses: 0 at 4, 1 at 5, 2 at 7, 3 never again.
   EXPECT_EQ(opt->select_victim(4, 0), 3u);
   opt->on_eviction(s.b(3), 0);
   opt->on_chunk_allocated(s.b(4), 0);  // used at 6
   EXPECT_EQ(opt->select_victim(99, 0), 2u);
-  s.engine.running = {{0, 6}};  // present 6: 0 and 1 are done (ties: the higher block id)
+  s.engine.running = {{0, 7}};  // present 6: 0 and 1 are done (ties: the higher block id)
   EXPECT_EQ(opt->select_victim(99, 0), 1u);
   // The threadblock completes: every region it used is dead.
   s.engine.running.clear();

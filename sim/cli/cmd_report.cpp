@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/options.h"
+#include "sim/cli/report_script.h"
 #include "sim/sweep/process.h"
 #include "sim/sweep/table.h"
 
@@ -19,36 +20,9 @@ namespace uvmsim::cli {
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
-namespace {
-
-// The plotting script: next to the binary's source tree, or an installed copy.
-fs::path find_script() {
-  std::vector<fs::path> candidates;
-  if (const char* s = std::getenv("UVMSIM_REPORT_SCRIPT"); s && *s) return s;
-  candidates.push_back(fs::path(UVMSIM_SOURCE_DIR) / "scripts" / "uvmsim_report.py");
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(exe.parent_path() / ".." / "scripts" / "uvmsim_report.py");
-    candidates.push_back(exe.parent_path() / ".." / "share" / "uvmsim" / "uvmsim_report.py");
-  }
-  for (const auto& c : candidates)
-    if (fs::exists(c, ec)) return c;
-  throw UserError("cannot find uvmsim_report.py (looked in " + candidates.front().string() +
-                  "); set UVMSIM_REPORT_SCRIPT or --script");
-}
-
-std::string last_line(std::string s) {
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  const auto nl = s.rfind('\n');
-  return nl == std::string::npos ? s : s.substr(nl + 1);
-}
-
-}  // namespace
-
 int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
   po::options_description desc(
-      "usage: uvmsim report DIR|VALIDATION.json|EVENTS.csv [--out DIR] [--python PATH]\n\n"
+      "usage: uvmsim report DIR|VALIDATION.json|EVENTS.csv|MRC.csv [--out DIR] [--python PATH]\n\n"
       "Draws paper-style figures from a sweep's results (DIR/results.csv, DIR/sweep.json):\n"
       "normalized runtime per workload and policy with a geomean group, page faults,\n"
       "evictions, host-link traffic by cause (copies and zero-copy accesses), runtime vs the\n"
@@ -56,7 +30,8 @@ int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
       "spreads over seeds, plus an index.html that shows them and figures.json (what each\n"
       "figure drew). Given the JSON of `uvmsim validate --json` instead, draws simulated vs\n"
       "measured scatter plots (docs/validation.md); given the events CSV of `uvmsim run\n"
-      "--events-out`, the run's timeline and the CDF of fault-batch service time. The default\n"
+      "--events-out`, the run's timeline and the CDF of fault-batch service time; given the CSV\n"
+      "of `uvmsim analyze --mrc`, the capacity curves (docs/mrc.md). The default\n"
       "output directory for a file is its name without the extension, plus -report.\n"
       "Needs python3 with matplotlib (Debian:\n"
       "python3-matplotlib, installed by scripts/setup.sh).\n\noptions");
@@ -104,25 +79,10 @@ int cmd_report(const Args& args, std::ostream& out, std::ostream&) {
                           : validation    ? dir.parent_path() / (dir.stem().string() + "-report")
                                           : dir / "report";
 
-  std::string python = "/usr/bin/python3";
-  if (const char* p = std::getenv("UVMSIM_PYTHON"); p && *p) python = p;
-  if (vm.count("python")) python = vm["python"].as<std::string>();
-  if (::access(python.c_str(), X_OK) != 0)
-    throw UserError(python + ": Python interpreter not found (set --python or UVMSIM_PYTHON)");
-  const fs::path script =
-      vm.count("script") ? fs::path(vm["script"].as<std::string>()) : find_script();
-  if (!fs::exists(script, ec)) throw UserError(script.string() + ": plotting script not found");
-
-  const sweep::Captured probe = sweep::run_capture({python, "-c", "import matplotlib, numpy"});
-  if (!probe.status.ok())
-    throw UserError(python + ": matplotlib is not available (" + last_line(probe.output) +
-                    "); install python3-matplotlib (bash scripts/setup.sh --deps-only) or point "
-                    "--python / UVMSIM_PYTHON at an interpreter that has it");
-  const sweep::Captured r =
-      sweep::run_capture({python, script.string(), dir.string(), report.string()});
-  if (!r.status.ok())
-    throw UserError(script.string() + ": " + r.status.describe() + ": " + last_line(r.output));
-  out << r.output;
+  const std::string output =
+      run_report_script(dir, report, vm.count("python") ? vm["python"].as<std::string>() : "",
+                        vm.count("script") ? vm["script"].as<std::string>() : "");
+  out << output;
   if (validation) {
   } else if (!builds)
     out << "report: note: " << (dir / "results.csv").string()

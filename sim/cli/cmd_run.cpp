@@ -166,6 +166,9 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
       "write interval statistics as JSON lines, one per --interval-us of simulated time "
       "(docs/stats.md; likewise)")("interval-us", po::value<double>(),
                                    "simulated microseconds per --interval-out line (default 100)")(
+      "record-order", po::value<std::string>(),
+      "write the order of the GPU's accesses (2 MB regions) to FILE, for a second run with "
+      "--eviction opt --set policy.opt.order=FILE (two-pass OPT, docs/policies.md; likewise)")(
       "quiet,q", "print only the throughput line")(
       "list-knobs", "list every configuration knob (the engine's and the policies')")(
       "format", po::value<std::string>()->default_value("text"),
@@ -219,7 +222,7 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   // Outputs are written under temporary names and renamed only once complete, so a full disk or
   // a failed run never leaves a truncated file under the name asked for. The temporaries are
   // created now: a bad path fails at once, not after a long run.
-  std::optional<sweep::AtomicFile> stats_file, events_file, interval_file;
+  std::optional<sweep::AtomicFile> stats_file, events_file, interval_file, order_file;
   if (vm.count("interval-us")) {
     const double us = vm["interval-us"].as<double>();
     if (!vm.count("interval-out")) throw UsageError("--interval-us: needs --interval-out FILE");
@@ -236,6 +239,12 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   if (vm.count("events-out")) {
     events_file.emplace(vm["events-out"].as<std::string>(), "--events-out");
     opts.events_out = events_file->temp_path().string();
+  }
+
+  if (vm.count("record-order")) {
+    order_file.emplace(vm["record-order"].as<std::string>(), "--record-order");
+    opts.record_order = order_file->temp_path().string();
+    opts.record_order_name = vm["record-order"].as<std::string>();
   }
 
   Simulator sim(cfg, opts);
@@ -255,6 +264,7 @@ int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
   const nlohmann::json j = sim.to_json();
   if (events_file) events_file->commit();
   if (interval_file) interval_file->commit();
+  if (order_file) order_file->commit();
   if (stats_file) {
     stats_file->write(j.dump(2) + "\n");
     stats_file->commit();

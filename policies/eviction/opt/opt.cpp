@@ -13,9 +13,10 @@
 //     after its longest warp.
 // Logical time is cut into buckets of `bucket_steps`; the pre-pass keeps, per region, the sorted
 // buckets that use it. At run time the present is mapped onto logical time through the running
-// threadblocks: a threadblock whose slowest running warp has issued k records is at its
-// idealised start + k, and the present is the earliest of them (never moving back; between
-// launches, the end of the launch), so a region that a lagging warp still needs counts as in use.
+// threadblocks: a threadblock whose slowest running warp has decoded k records is at its
+// idealised start + k - 1 (the k-th may still wait for its fault to be serviced and replayed),
+// and the present is the earliest of them (never moving back; between launches, the end of the
+// launch), so a region that a lagging warp still needs counts as in use.
 // Regions are ranked by their next bucket of use at or after the present; in addition a region
 // is dead, the first to go, once every threadblock that uses it has completed (the GPU reports
 // each completion), which stays exact when the idealised and the simulated schedules diverge; a
@@ -28,17 +29,36 @@
 // prefetching and fault timing change, which makes it an oracle, not a proven lower bound on
 // the simulated eviction count.
 //
-// Memory is bounded by the (bucket, region) and (threadblock, region) uses of the trace, about
-// 20 bytes per use (max_entries caps them), plus 8 bytes per bucket, 16 per threadblock and 48
-// per region; it does not grow with the number of accesses. bucket_steps = 0 picks the smallest
-// bucket that keeps at most 1 M buckets.
+// Two-pass OPT (`order` = a file of `uvmsim run --record-order`): the future is instead the
+// order in which a first simulation's GPU completed its accesses (policies/eviction/opt/
+// order_file.h), bucketed by the completed-access count, and the present is this run's
+// completed-access count. That is plain Belady over the recorded order: no threadblock
+// knowledge, no running window.
+//
+// Memory does not grow with the trace's length. The pre-pass (program_order.h) writes the
+// (bucket, region) uses to disk and sorts them externally; a backward pass over them, latest
+// first, gives each use the region's next use after it (Belady's classic reverse scan) and
+// writes (bucket, region, next) records to a file that the run reads forwards as its present
+// advances. Per-threadblock region lists are read forwards as threadblocks complete (only the
+// running ones' lists are held), per-threadblock idealised starts one launch at a time. Memory:
+// about 70 bytes per region (100 during the pre-pass), 8 per threadblock of the current launch,
+// 16 per launch, the sort's run buffer (`sort_buffer` keys) and fixed read buffers (1 MB per
+// merge); disk: 12 bytes per next-use record plus 4 per threadblock use, in `tmpdir` (unlinked
+// files, freed at exit). A region used in consecutive buckets is one run (a start and an end
+// record; see backward_pass()).
+// bucket_steps = 0 picks the smallest bucket that keeps at most 1 M buckets.
 #include <algorithm>
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
 #include <limits>
-#include <queue>
+#include <memory>
+#include <optional>
+#include <unordered_map>
 
 #include "core/error.h"
+#include "policies/eviction/opt/order_file.h"
+#include "policies/eviction/opt/program_order.h"
+#include "policies/eviction/opt/spill.h"
 #include "policies/policy.h"
 #include "policies/registry.h"
 #include "traces/trace.h"
@@ -47,9 +67,9 @@ namespace uvmsim {
 namespace {
 
 namespace bi = boost::intrusive;
-constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-constexpr std::uint64_t kMaxAutoBuckets = std::uint64_t{1} << 20;
+constexpr std::uint32_t kNoUse = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint64_t kDead = std::numeric_limits<std::uint64_t>::max();
+constexpr const char* kTmpdirKnob = "policy.opt.tmpdir";
 
 struct AllocTag;
 struct OptNode : bi::set_base_hook<bi::link_mode<bi::auto_unlink>>,
@@ -66,15 +86,29 @@ using AllocList =
              bi::base_hook<bi::list_base_hook<bi::tag<AllocTag>, bi::link_mode<bi::auto_unlink>>>,
              bi::constant_time_size<false>>;
 
+/// One use of a region and the region's next use after it (kNoUse: none).
+struct NextUse {
+  std::uint32_t bucket, region, next;
+};
+
 class Opt final : public EvictionPolicy {
  public:
   explicit Opt(const PolicyContext& ctx)
       : engine_(ctx.engine()),
         nodes_(ctx.va_space.blocks().size()),
-        max_entries_(ctx.params["max_entries"].get<std::uint64_t>()),
-        bucket_steps_(ctx.params["bucket_steps"].get<std::uint64_t>()) {
+        bucket_steps_(ctx.params["bucket_steps"].get<std::uint64_t>()),
+        tmpdir_(spill::temp_dir(ctx.params["tmpdir"].get<std::string>())),
+        next_uses_(tmpdir_, kTmpdirKnob) {
     for (std::uint32_t i = 0; i < nodes_.size(); ++i) nodes_[i].block = i;
-    build(ctx.va_space);
+    if (engine_.trace_path().empty())
+      throw UserError("--eviction opt", "trace",
+                      "OPT needs the trace's future; it runs only inside a simulation");
+    const auto order = ctx.params["order"].get<std::string>();
+    const auto run_keys = ctx.params["sort_buffer"].get<std::uint64_t>();
+    if (order == "program")
+      build_program(ctx.va_space, run_keys);
+    else
+      build_recorded(order, run_keys);
   }
 
   void on_chunk_allocated(const VaBlock& b, Tick) override {
@@ -90,22 +124,35 @@ class Opt final : public EvictionPolicy {
   }
 
   void on_threadblock_end(std::uint64_t tb, Tick) override {
+    if (!program_) return;
     const ProgramPosition& p = engine_.position();
-    if (p.launch < 0 || static_cast<std::size_t>(p.launch) >= launch_tb_base_.size()) return;
+    if (p.launch < 0 || static_cast<std::size_t>(p.launch) + 1 >= launch_tb_base_.size()) return;
     const std::uint64_t t = launch_tb_base_[p.launch] + tb;
-    if (t + 1 >= tb_start_.size()) return;
-    for (std::uint64_t k = tb_start_[t]; k < tb_start_[t + 1]; ++k) {
-      const std::uint32_t r = tb_regions_[k];
-      if (--tbs_left_[r] == 0) rekey(r);
+    if (t >= launch_tb_base_.back()) return;
+    std::vector<std::uint32_t>& list = scratch_;
+    if (t < next_tb_) {
+      // Read ahead when a later threadblock completed first: this one was running then.
+      auto it = pending_.find(t);
+      if (it == pending_.end()) return;  // reported twice
+      list = std::move(it->second);
+      pending_.erase(it);
+    } else {
+      // Threadblocks start in id order: those before t that have not completed are running.
+      for (; next_tb_ < t; ++next_tb_) read_tb_list(pending_[next_tb_]);
+      read_tb_list(list);
+      ++next_tb_;
     }
+    for (const std::uint32_t r : list)
+      if (--tbs_left_[r] == 0) rekey(r);
   }
 
   std::uint32_t select_victim(std::uint32_t requester, Tick) override {
     advance();
     for (auto it = set_.rbegin(); it != set_.rend(); ++it) {
       if (it->block == requester) continue;
-      // Dead, or next used beyond what the running warps are at: the furthest future.
-      if (it->key > leader_ / bucket_steps_ + 1) return it->block;
+      // Recorded order: plain Belady. Program order: dead, or next used beyond what the running
+      // warps are at: the furthest future.
+      if (!program_ || it->key > leader_ / bucket_steps_ + 1) return it->block;
       break;
     }
     for (const auto& n : by_alloc_)  // everything is in use now: the oldest allocation
@@ -114,136 +161,120 @@ class Opt final : public EvictionPolicy {
   }
 
   void report(nlohmann::json& out) const override {
-    out["buckets"] = bucket_start_.size() - 1;
+    out["order"] = program_ ? "program" : "recorded";
+    out["buckets"] = buckets_;
     out["bucket_steps"] = bucket_steps_;
-    out["uses"] = region_buckets_.size();
-    out["threadblock_uses"] = tb_regions_.size();
-    out["memory_bytes"] = region_buckets_.size() * 12 + tb_regions_.size() * 4 +
-                          bucket_start_.size() * 8 + tb_start_.size() * 16 +
-                          nodes_.size() * (sizeof(OptNode) + 20);
+    out["uses"] = next_uses_.size();
+    out["threadblock_uses"] = threadblock_uses_;
+    out["sort_runs"] = sort_runs_;
+    out["disk_bytes"] = disk_bytes_;
+    // What stays in memory whatever the trace's length (the read buffers aside).
+    out["memory_bytes"] = nodes_.size() * (sizeof(OptNode) + 8) + launch_starts_.capacity() * 8 +
+                          launch_tb_base_.size() * 16;
   }
 
  private:
-  /// The pre-pass: one streaming read of the trace (memory bounded by the decoded chunks).
-  void build(const VaSpace& va) {
-    if (engine_.trace_path().empty())
-      throw UserError("--eviction opt", "trace",
-                      "OPT needs the trace's future; it runs only inside a simulation");
+  /// The idealised program order's uses, and the threadblock files for dead regions.
+  void build_program(const VaSpace& va, std::uint64_t run_keys) {
+    program_ = true;
     trace::TraceReader reader(engine_.trace_path());
-    const auto& meta = reader.metadata();
-    auto slots_of = [&](std::uint32_t kernel_id) -> std::uint64_t {
-      const trace::KernelInfo* k = meta.find_kernel(kernel_id);
-      return std::max<std::uint64_t>(1, k ? engine_.concurrent_threadblocks(*k) : 1);
-    };
-    if (bucket_steps_ == 0) {
-      // Estimate the idealised schedule's length from the index to size the buckets.
-      std::uint64_t steps = 0;
-      for (const auto& l : reader.launches()) {
-        const trace::KernelInfo* k = meta.find_kernel(l.kernel_id);
-        const std::uint64_t warps = std::max<std::uint64_t>(1, k ? k->warps_per_block() : 1);
-        const std::uint64_t tbs = std::max<std::uint64_t>(1, l.threadblocks);
-        const std::uint64_t waves = (tbs + slots_of(l.kernel_id) - 1) / slots_of(l.kernel_id);
-        steps += waves * (l.records / (tbs * warps) + 1);
-      }
-      bucket_steps_ = std::max<std::uint64_t>(1, (steps + kMaxAutoBuckets - 1) / kMaxAutoBuckets);
-    }
+    opt::ProgramOrderOptions o;
+    o.bucket_steps = bucket_steps_;
+    o.tmpdir = tmpdir_;
+    o.tmpdir_knob = kTmpdirKnob;
+    o.run_keys = static_cast<std::size_t>(run_keys);
+    o.bucket_knob = "policy.opt.bucket_steps";
+    o.runs = true;
+    program_order_ = std::make_unique<opt::ProgramOrder>(
+        reader, va,
+        [&](const trace::KernelInfo* k) { return k ? engine_.concurrent_threadblocks(*k) : 1; }, o);
+    auto& po = *program_order_;
+    bucket_steps_ = po.bucket_steps();
+    buckets_ = po.buckets();
+    launch_tb_base_ = po.launch_tb_base();
+    launch_ideal_end_ = po.launch_ideal_end();
+    tbs_left_ = po.tbs_using();
+    threadblock_uses_ = po.threadblock_uses();
+    tb_lists_.emplace(po.tb_regions());
+    backward_pass(po.uses());
+  }
 
-    const std::size_t nblocks = nodes_.size();
-    std::vector<std::uint64_t> pairs;  // (region << 32 | bucket), sorted and deduplicated below
-    std::vector<std::uint32_t> last_bucket(nblocks, kNone), last_tb(nblocks, kNone);
-    tbs_left_.assign(nblocks, 0);
-    std::vector<trace::WarpStream> warps;
-    std::uint64_t launch_start = 0, launch_end = 0, tb_index = 0, buckets = 0;
-    auto check_cap = [&] {
-      if (pairs.size() + tb_regions_.size() >= max_entries_)
-        throw UserError("policy.opt.max_entries", "value",
-                        "the trace has more than " + std::to_string(max_entries_) +
-                            " region uses; raise it or policy.opt.bucket_steps");
-    };
-    trace::HostEvent ev;
-    while (reader.next_host_event(ev)) {
-      if (ev.type != trace::HostEventType::KernelLaunch) continue;
-      if (launch_tb_base_.size() != ev.launch_index)
-        throw UserError(reader.display_name(), "host events", "launch indices out of order");
-      launch_tb_base_.push_back(tb_index);
-      launch_start = launch_end;
-      const std::uint64_t slots = slots_of(ev.kernel_id);
-      std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<>> free_at;
-      trace::LaunchStream launch = reader.launch(ev.launch_index);
-      trace::ThreadblockView tb;
-      while (launch.next(tb)) {
-        std::uint64_t start = launch_start;
-        if (free_at.size() == slots) {
-          start = free_at.top();
-          free_at.pop();
-        }
-        tb.warp_streams(warps);
-        tb_start_.push_back(tb_regions_.size());
-        tb_ideal_start_.push_back(start);
-        std::uint64_t longest = 0;
-        trace::AccessRecord r;
-        for (auto& w : warps) {
-          std::uint64_t k = 0;
-          for (; w.next(r); ++k) {
-            const std::uint64_t bucket = (start + k) / bucket_steps_;
-            if (bucket >= buckets) {
-              if (bucket >= (std::uint64_t{1} << 28))
-                throw UserError("policy.opt.bucket_steps", "value",
-                                "more than 2^28 buckets of logical time; raise it");
-              buckets = bucket + 1;
-            }
-            const VaRange* range = va.find_range(r.va);
-            if (!range || !range->managed) continue;
-            const std::uint32_t b = va.block_index(*range, r.va);
-            if (last_tb[b] != tb_index) {
-              last_tb[b] = static_cast<std::uint32_t>(tb_index);
-              check_cap();
-              tb_regions_.push_back(b);
-              ++tbs_left_[b];
-            }
-            if (last_bucket[b] != bucket) {
-              last_bucket[b] = static_cast<std::uint32_t>(bucket);
-              check_cap();
-              pairs.push_back(std::uint64_t{b} << 32 | bucket);
-            }
-          }
-          longest = std::max(longest, k);
-        }
-        free_at.push(start + longest);
-        launch_end = std::max(launch_end, start + longest);
-        launch.release(tb);
-        ++tb_index;
-      }
-      launch_ideal_end_.push_back(launch_end);
-    }
-    tb_start_.push_back(tb_regions_.size());  // sentinel
+  /// The order a first run recorded: bucket = accesses / bucket_steps.
+  void build_recorded(const std::string& path, std::uint64_t run_keys) {
+    program_ = false;
+    spill::KeySorter uses(tmpdir_, kTmpdirKnob, static_cast<std::size_t>(run_keys));
+    std::uint64_t per_bucket = 1;
+    opt::read_order(
+        path, nodes_.size(),
+        [&](const opt::OrderHeader& h) {
+          // Whole windows per bucket; 0 = the fewest that keep at most 1 M buckets.
+          if (bucket_steps_ == 0)
+            bucket_steps_ = std::max<std::uint64_t>(
+                1, (h.accesses + opt::kMaxAutoBuckets - 1) / opt::kMaxAutoBuckets);
+          per_bucket = std::max<std::uint64_t>(1, (bucket_steps_ + h.window - 1) / h.window);
+          bucket_steps_ = per_bucket * h.window;
+          buckets_ = h.accesses / bucket_steps_ + 1;
+        },
+        [&](std::uint64_t w, std::uint32_t region) {
+          uses.add(opt::use_key(w / per_bucket, region, opt::UseKind::Single));
+        });
+    tbs_left_.assign(nodes_.size(), 0);
+    uses.finish();
+    backward_pass(uses);
+  }
 
-    std::sort(pairs.begin(), pairs.end());
-    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-    // Per region, its buckets in order (CSR); per bucket, its uses (to move regions past it).
-    region_start_.assign(nblocks + 1, 0);
-    region_buckets_.resize(pairs.size());
-    std::vector<std::uint64_t> per_bucket(buckets + 1, 0);
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-      ++region_start_[(pairs[i] >> 32) + 1];
-      region_buckets_[i] = static_cast<std::uint32_t>(pairs[i]);
-      ++per_bucket[(pairs[i] & 0xffffffffu) + 1];
-    }
-    for (std::size_t r = 0; r < nblocks; ++r) region_start_[r + 1] += region_start_[r];
-    for (std::size_t b = 0; b + 1 < per_bucket.size(); ++b) per_bucket[b + 1] += per_bucket[b];
-    bucket_start_ = per_bucket;
-    bucket_uses_.resize(pairs.size());
-    for (std::size_t i = 0; i < pairs.size(); ++i)
-      bucket_uses_[per_bucket[pairs[i] & 0xffffffffu]++] = static_cast<std::uint32_t>(i);
-    cursor_.assign(region_start_.begin(), region_start_.end() - 1);
+  /// Belady's reverse scan: latest use first, each use learns the region's next use after it.
+  /// A run of consecutive buckets (a Start and an End key) is one record at each end: after its
+  /// start the region's next use is "the next bucket", after its end the use after the run.
+  /// Inside a run the key stays at start + 2 while the present moves on: still at most the
+  /// present + 1, "in use now", which is all select_victim() distinguishes there (it falls back
+  /// to the allocation order), so no decision changes. Overlapping runs (threadblocks using a
+  /// region at once) are merged by counting the runs open at each point.
+  void backward_pass(spill::KeySorter& uses) {
+    sort_runs_ = uses.runs();
+    next_.assign(nodes_.size(), kNoUse);
+    std::vector<std::uint32_t> open(nodes_.size(), 0);
+    uses.visit(true, [&](std::uint64_t k) {
+      const std::uint32_t r = opt::key_region(k);
+      const auto b = static_cast<std::uint32_t>(opt::key_bucket(k));
+      switch (opt::key_kind(k)) {
+        case opt::UseKind::End:
+          if (open[r]++ == 0) next_uses_.append(NextUse{b, r, next_[r]});
+          break;
+        case opt::UseKind::Start:
+          if (open[r] > 0 && --open[r] == 0) next_uses_.append(NextUse{b, r, b + 1});
+          break;
+        case opt::UseKind::Single:
+          if (open[r] == 0) next_uses_.append(NextUse{b, r, next_[r]});
+          break;
+      }
+      next_[r] = b;
+    });
+    next_uses_.flush();
+    next_uses_.release_buffer();
+    disk_bytes_ = uses.peak_disk_bytes() + next_uses_.disk_bytes() +
+                  (program_order_ ? program_order_->tb_regions().disk_bytes() +
+                                        program_order_->tb_starts().disk_bytes()
+                                  : 0);
+    // The file holds the uses latest first: reading it backwards walks time forwards.
+    upcoming_.emplace(next_uses_);
+    have_use_ = upcoming_->next(use_);
+  }
+
+  void read_tb_list(std::vector<std::uint32_t>& out) {
+    out.clear();
+    std::uint32_t n = 0;
+    if (!tb_lists_->next(n)) return;
+    out.resize(n);
+    for (auto& r : out) tb_lists_->next(r);
   }
 
   std::uint64_t key(std::uint32_t r) const {
-    if (tbs_left_[r] == 0) return kDead;
+    if (program_ && tbs_left_[r] == 0) return kDead;
     // No use after the present (which follows the slowest warp): done, though a threadblock
-    // that used it still runs.
-    if (cursor_[r] == region_start_[r + 1]) return kDead - 1;
-    return std::uint64_t{region_buckets_[cursor_[r]]} + 1;
+    // that used it may still run.
+    if (next_[r] == kNoUse) return kDead - 1;
+    return std::uint64_t{next_[r]} + 1;
   }
   void rekey(std::uint32_t r) {
     OptNode& n = nodes_[r];
@@ -254,22 +285,37 @@ class Opt final : public EvictionPolicy {
     set_.insert(n);
   }
 
-  /// The present in logical time: the earliest running threadblock's idealised start plus the
-  /// records its slowest warp has issued; the launch's idealised end when none runs.
+  /// Loads the idealised starts of launch `l`'s threadblocks.
+  void load_launch(std::size_t l) {
+    if (loaded_launch_ == l) return;
+    loaded_launch_ = l;
+    const std::uint64_t first = launch_tb_base_[l], n = launch_tb_base_[l + 1] - first;
+    launch_starts_.resize(n);
+    if (n) program_order_->tb_starts().read(first, n, launch_starts_.data());
+  }
+
+  /// The present in logical time. Program order: the earliest running threadblock's idealised
+  /// start plus the records its slowest warp has decoded, less the one that may still be
+  /// waiting for its fault; the launch's idealised end when none
+  /// runs. Recorded order: the accesses completed.
   std::uint64_t present() {
+    if (!program_) return engine_.accesses_completed();
     const ProgramPosition& p = engine_.position();
     if (p.launch < 0) return 0;
     const auto l = static_cast<std::size_t>(p.launch);
-    if (l >= launch_tb_base_.size()) return ~std::uint64_t{0};
+    if (l + 1 >= launch_tb_base_.size()) return ~std::uint64_t{0};
     if (!p.in_kernel) return leader_ = launch_ideal_end_[l];
+    load_launch(l);
     engine_.running_threadblocks(running_);
     std::uint64_t t = ~std::uint64_t{0};
     leader_ = 0;
     for (const auto& r : running_) {
-      const std::uint64_t g = launch_tb_base_[l] + r.tb;
-      if (g >= tb_ideal_start_.size()) continue;
-      t = std::min(t, tb_ideal_start_[g] + r.records_done);
-      leader_ = std::max(leader_, tb_ideal_start_[g] + r.records_done);
+      if (r.tb >= launch_starts_.size()) continue;
+      // The last record a warp decoded may still wait for its fault to be serviced and be
+      // replayed: its use is not over, so the present is one step before it.
+      const std::uint64_t at = launch_starts_[r.tb] + r.records_done;
+      t = std::min(t, at - (r.records_done > 0));
+      leader_ = std::max(leader_, at);
     }
     return t;
   }
@@ -278,44 +324,42 @@ class Opt final : public EvictionPolicy {
   void advance() {
     const std::uint64_t t = present();
     if (t == ~std::uint64_t{0}) return;
-    const std::uint64_t target =
-        std::min<std::uint64_t>(t / bucket_steps_, bucket_start_.size() - 1);
-    for (; now_ < target; ++now_) {
-      for (std::uint64_t k = bucket_start_[now_]; k < bucket_start_[now_ + 1]; ++k) {
-        const std::uint32_t i = bucket_uses_[k];
-        const auto r = static_cast<std::uint32_t>(
-            std::upper_bound(region_start_.begin(), region_start_.end(), i) -
-            region_start_.begin() - 1);
-        if (cursor_[r] <= i) {
-          cursor_[r] = i + 1;
-          rekey(r);
-        }
-      }
+    const std::uint64_t target = std::min<std::uint64_t>(t / bucket_steps_, buckets_);
+    while (have_use_ && use_.bucket < target) {
+      next_[use_.region] = use_.next;
+      rekey(use_.region);
+      have_use_ = upcoming_->next(use_);
     }
   }
 
   const PolicyEngine& engine_;
   std::vector<OptNode> nodes_;
-  OptSet set_;  ///< GPU-resident regions by key
-  // Logical-time uses.
-  std::vector<std::uint64_t> region_start_;      ///< per region: its range in region_buckets_
-  std::vector<std::uint32_t> region_buckets_;    ///< buckets using each region, sorted
-  std::vector<std::uint64_t> cursor_;            ///< per region: its first use not yet passed
-  std::vector<std::uint64_t> bucket_start_;      ///< per bucket: its range in bucket_uses_
-  std::vector<std::uint32_t> bucket_uses_;       ///< indices into region_buckets_, by bucket
-  std::uint64_t now_ = 0;                        ///< buckets [0, now_) are past
-  std::vector<std::uint64_t> tb_ideal_start_;    ///< per threadblock: idealised start step
+  OptSet set_;          ///< GPU-resident regions by key
+  AllocList by_alloc_;  ///< GPU-resident regions, oldest allocation first
+  std::uint64_t bucket_steps_, buckets_ = 0;
+  bool program_ = true;
+  std::filesystem::path tmpdir_;
+  // Next uses.
+  spill::RecordFile<NextUse> next_uses_;  ///< latest first
+  std::optional<spill::BackwardReader<NextUse>> upcoming_;
+  NextUse use_{};  ///< the first use not yet passed (if have_use_)
+  bool have_use_ = false;
+  std::vector<std::uint32_t> next_;  ///< per region: its next bucket of use, kNoUse if none
+  // The idealised schedule (program order).
+  std::unique_ptr<opt::ProgramOrder> program_order_;
+  std::vector<std::uint64_t> launch_tb_base_;    ///< global index of each launch's first tb
   std::vector<std::uint64_t> launch_ideal_end_;  ///< per launch: idealised end step
-  std::vector<ThreadblockProgress> running_;     ///< scratch for running_threadblocks()
+  std::vector<std::uint64_t> launch_starts_;     ///< idealised starts of the loaded launch's tbs
+  std::size_t loaded_launch_ = ~std::size_t{0};
+  std::vector<ThreadblockProgress> running_;  ///< scratch for running_threadblocks()
   std::uint64_t leader_ = 0;  ///< logical time of the fastest running warp (at the last look)
-  AllocList by_alloc_;        ///< GPU-resident regions, oldest allocation first
-  // Threadblock uses (for dead regions).
-  std::vector<std::uint64_t> launch_tb_base_;  ///< global index of each launch's first tb
-  std::vector<std::uint64_t> tb_start_;        ///< per threadblock: its range in tb_regions_
-  std::vector<std::uint32_t> tb_regions_;
+  // Threadblock uses (for dead regions): lists read as threadblocks complete.
+  std::optional<spill::ForwardReader<std::uint32_t>> tb_lists_;
+  std::uint64_t next_tb_ = 0;  ///< global index of the next list to read
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> pending_;  ///< running, read
+  std::vector<std::uint32_t> scratch_;
   std::vector<std::uint32_t> tbs_left_;  ///< per region: threadblocks still to complete
-  std::uint64_t max_entries_;
-  std::uint64_t bucket_steps_;
+  std::uint64_t threadblock_uses_ = 0, sort_runs_ = 0, disk_bytes_ = 0;
 };
 
 }  // namespace
@@ -323,12 +367,19 @@ class Opt final : public EvictionPolicy {
 UVMSIM_REGISTER_EVICTION(
     "opt",
     "oracle: Belady's OPT at 2 MB granularity over the trace's idealised program order "
-    "(pre-pass); evict the region used furthest in the future",
+    "(pre-pass) or a first run's recorded access order; evict the region used furthest in "
+    "the future",
     Opt,
     Knob::integer("bucket_steps", 0, 0, 1000000000000,
-                  "logical time steps (records of a warp) per bucket; 0 = smallest that "
-                  "keeps at most 1 M buckets"),
-    Knob::integer("max_entries", 1 << 25, 1, 1000000000000,
-                  "cap on region uses kept (about 20 bytes each)"));
+                  "logical time steps (records of a warp; accesses for a recorded order) per "
+                  "bucket; 0 = smallest that keeps at most 1 M buckets"),
+    Knob::text("order", "program",
+               "program: the trace's idealised program order; else a file of `uvmsim run "
+               "--record-order FILE` (two-pass OPT over the GPU order a first run simulated)"),
+    Knob::text("tmpdir", "",
+               "directory for the next-use files (12 bytes per region use); empty = $TMPDIR, "
+               "else /tmp"),
+    Knob::integer("sort_buffer", 1 << 22, 1024, 1000000000000,
+                  "region uses sorted in memory at a time (8 bytes each) before going to disk"));
 
 }  // namespace uvmsim
