@@ -50,6 +50,9 @@ class ForwardingPolicy : public Base {
   void on_emptied(const VaBlock& b, Tick now) override {
     for (auto* p : parts_) p->on_emptied(b, now);
   }
+  void on_made_resident(const VaBlock& b, Tick now) override {
+    for (auto* p : parts_) p->on_made_resident(b, now);
+  }
   void on_kernel_start(const KernelEvent& k) override {
     for (auto* p : parts_) p->on_kernel_start(k);
   }

@@ -96,6 +96,12 @@ class PolicyBase {
   virtual void on_populated(const VaBlock& b, Tick now) { (void)b, (void)now; }
   /// `b`'s last GPU-resident page left; its chunk stays allocated.
   virtual void on_emptied(const VaBlock& b, Tick now) { (void)b, (void)now; }
+  /// A migration to the GPU (fault servicing with its prefetch, access-counter servicing,
+  /// cudaMemPrefetchAsync, placement and region prefetches) finished on `b`, which has
+  /// GPU-resident pages: uvm_va_block_make_resident_finish's block_mark_memory_used, called
+  /// after on_populated when the block was empty, and also when pages arrive in a block that
+  /// already had some, or when none had to move.
+  virtual void on_made_resident(const VaBlock& b, Tick now) { (void)b, (void)now; }
   /// `b`'s chunk left the eviction candidates: it was GPU-pinned or joined an HBM reservation.
   /// The eviction policy gets no event about `b` until on_chunk_returned() and must never
   /// return it from select_victim (EvictionPolicy's default treats this as an eviction).

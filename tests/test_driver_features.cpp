@@ -175,6 +175,62 @@ TEST(DriverFeatures, EvictionWaitsForTheVictimsIncomingCopies) {
   EXPECT_NEAR(eviction_start, first_in_end + cfg.cost.copy_run_ns, 0.001);
 }
 
+/// One warp touching one page after another, each access waiting for the previous one
+/// (offsets from kBase; no prefetching, so each fault migrates exactly its 4 KB page).
+std::string one_by_one(const TempDir& d, const std::string& name, std::uint64_t bytes,
+                       const std::vector<std::uint64_t>& offsets,
+                       const std::vector<std::pair<Addr, std::uint64_t>>& prefetch_first = {},
+                       const std::vector<std::pair<Addr, std::uint64_t>>& prefetch_between = {}) {
+  const auto t = d.file(name);
+  TraceBuilder b(t, bytes);
+  for (const auto& [va, size] : prefetch_first)
+    b.host(trace::HostEventType::MemPrefetch, va, size, Processor::Gpu);
+  for (std::size_t half = 0; half < 2; ++half) {
+    if (half == 1)
+      for (const auto& [va, size] : prefetch_between)
+        b.host(trace::HostEventType::MemPrefetch, va, size, Processor::Gpu);
+    b.w->begin_launch(0);
+    b.w->begin_block(1);
+    const std::size_t mid = offsets.size() / 2;
+    for (std::size_t i = half ? mid : 0; i < (half ? offsets.size() : mid); ++i) {
+      trace::AccessRecord r;
+      r.va = kBase + offsets[i];
+      r.bytes = 4;
+      r.gap_cycles = 10;  // depends on the previous access: one fault at a time
+      b.w->access(0, r);
+    }
+    b.w->end_block();
+  }
+  b.finish();
+  return t;
+}
+
+TEST(DriverFeatures, MigrationIntoAResidentBlockMovesItsChunkToTheTail) {
+  // Issue 18: uvm_va_block_make_resident_finish ends with block_mark_memory_used, so a page
+  // migrating into block A (already resident) moves A's root chunk behind B's on the USED list.
+  // GPU memory holds two chunks; the warp touches A, B, A again (another page), then C and A a
+  // third time. C evicts B (one 4 KB page copied back) and A stays. Keeping the allocation order
+  // (A before B, the model before this fix) evicted A (two pages), then B for A's third page.
+  TempDir d;
+  constexpr std::uint64_t M = 1 << 20;
+  const auto t = one_by_one(d, "a.uvt", 6 * M, {0, 2 * M, 100 * 4096, 4 * M, 200 * 4096});
+  const auto s = simulate(t, {"engine.prefetch=none", "hbm.capacity=4M"});
+  EXPECT_EQ(u(s["evictions"]), 1u);
+  EXPECT_EQ(u(s["dtoh_bytes_by_cause"]["eviction"]), 4096u);
+  EXPECT_EQ(u(s["gpu_faults"]), 5u);
+}
+
+TEST(DriverFeatures, UserPrefetchOfAResidentBlockMarksItUsed) {
+  // cudaMemPrefetchAsync ends in uvm_va_block_make_resident too: A, fully resident already, is
+  // marked used although nothing moves, so C evicts B (one page) rather than A (2 MB).
+  TempDir d;
+  constexpr std::uint64_t M = 1 << 20;
+  const auto t = one_by_one(d, "p.uvt", 6 * M, {2 * M, 4 * M}, {{kBase, 2 * M}}, {{kBase, 2 * M}});
+  const auto s = simulate(t, {"engine.prefetch=none", "hbm.capacity=4M"});
+  EXPECT_EQ(u(s["evictions"]), 1u);
+  EXPECT_EQ(u(s["dtoh_bytes_by_cause"]["eviction"]), 4096u);
+}
+
 TEST(DriverFeatures, UserPrefetchAvoidsFaults) {
   TempDir d;
   const auto t = d.file("p.uvt");

@@ -25,6 +25,8 @@ std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceT
     observations_.on_fault(b.id);
     for (unsigned p = c.faulted.find_next(0); p < kPagesPerBlock; p = c.faulted.find_next(p + 1))
       policies_.each_for(b, [&](PolicyBase& x) { x.on_page_fault(b, p, st.cpu); });
+  } else if (c.collapsed) {
+    residency_.made_resident(b, st.cpu);  // a GPU write ended read duplication in place
   }
   if (c.faulted.any() || c.remote.any() || c.collapsed) {
     ++b.mapping_gen;  // PTE writes + TLB invalidate
