@@ -231,6 +231,61 @@ TEST(DriverFeatures, UserPrefetchOfAResidentBlockMarksItUsed) {
   EXPECT_EQ(u(s["dtoh_bytes_by_cause"]["eviction"]), 4096u);
 }
 
+TEST(DriverFeatures, UserspacePolicyMessagesCostDriverTime) {
+  // Issue 18 #9: an ObservUVM policy runs in userspace; every event relayed to it and every
+  // decision taken from it crosses the eBPF layer (§V-B). On the trace above with `lru`
+  // (observation off): 5 onPageFault, 1 setEvictionRegion, 1 onEviction = 7 messages.
+  TempDir d;
+  constexpr std::uint64_t M = 1 << 20;
+  const auto t = one_by_one(d, "a.uvt", 6 * M, {0, 2 * M, 100 * 4096, 4 * M, 200 * 4096});
+  const std::vector<std::string> lru = {"engine.prefetch=none", "hbm.capacity=4M",
+                                        "engine.eviction=lru", "policy.lru.observe=false"};
+  auto with = [&](std::vector<std::string> sets, const std::string& extra) {
+    sets.push_back(extra);
+    return simulate(t, sets);
+  };
+  const auto costly = with(lru, "cost.userspace_message_ns=1000");
+  const auto free = with(lru, "cost.userspace_message_ns=0");
+  EXPECT_EQ(u(costly["driver"]["policy_messages"]), 7u);
+  EXPECT_DOUBLE_EQ(costly["driver"]["policy_time_ns"].get<double>(), 7000.0);
+  EXPECT_DOUBLE_EQ(free["driver"]["policy_time_ns"].get<double>(), 0.0);
+  // Charged on the driver's clock, they delay a replay where that clock is what the batch waits
+  // for: batches 3 and 5 (+1 us each, their onPageFault); batch 4 ends when C's new chunk has
+  // been zeroed after the victim's copy-back, which the setEvictionRegion message delays (+1 us);
+  // in batches 1 and 2 the zero-fill of the new chunks hides the messages.
+  EXPECT_DOUBLE_EQ(costly["sim_time_ns"].get<double>() - free["sim_time_ns"].get<double>(), 3000.0);
+  // The driver's own policies live in the kernel: no messages.
+  const auto driver =
+      simulate(t, {"engine.prefetch=none", "hbm.capacity=4M", "cost.userspace_message_ns=1000"});
+  EXPECT_EQ(u(driver["driver"]["policy_messages"]), 0u);
+}
+
+TEST(DriverFeatures, LeuChargesItsHostComputationAtTheEviction) {
+  // LEU's RIMM host ranks chunks by the priorities of their blocks and folds the sampler's
+  // reports into the Ref RIT (§3.3); both are charged where the victim is chosen. The warp
+  // reads two pages of one 64 KB LEU block in A and in B (a reuse each, so the reference has a
+  // distribution), A's page 100, then C, which needs a victim.
+  TempDir d;
+  constexpr std::uint64_t M = 1 << 20;
+  const auto t = one_by_one(d, "a.uvt", 6 * M, {0, 4096, 2 * M, 2 * M + 4096, 100 * 4096, 4 * M});
+  const std::vector<std::string> base = {"engine.prefetch=none", "hbm.capacity=4M",
+                                         "engine.eviction=leu"};
+  auto with = [&](const std::string& a, const std::string& b) {
+    auto sets = base;
+    sets.push_back(a);
+    sets.push_back(b);
+    return simulate(t, sets);
+  };
+  const auto rank = with("policy.leu.priority_ns=100", "policy.leu.sample_ns=0");
+  const std::uint64_t evals = u(rank["policies"]["eviction"]["priority_evaluations"]);
+  EXPECT_GT(evals, 0u);
+  EXPECT_DOUBLE_EQ(rank["driver"]["policy_time_ns"].get<double>(), 100.0 * evals);
+  // Five accesses completed (all sampled) before the sixth one's fault needs a victim.
+  const auto samples = with("policy.leu.priority_ns=0", "policy.leu.sample_ns=10");
+  EXPECT_DOUBLE_EQ(samples["driver"]["policy_time_ns"].get<double>(), 50.0);
+  EXPECT_EQ(u(samples["evictions"]), 1u);
+}
+
 TEST(DriverFeatures, UserPrefetchAvoidsFaults) {
   TempDir d;
   const auto t = d.file("p.uvt");

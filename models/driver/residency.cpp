@@ -138,6 +138,11 @@ Tick Residency::allocate_chunk(VaBlock& b, ServiceTimes& st) {
   // A free chunk, or the victim whose chunk `b` takes (the eviction policy's for the general
   // pool; the placement partition decides when chunks are pinned or reserved).
   const std::uint32_t victim = pool_.choose_victim(b, st.cpu);
+  if (pool_.policy_decided()) {
+    // The decision's cost: a setEvictionRegion message from ObservUVM's userspace engine, or
+    // the host computation of a policy that ranks on the host (LEU).
+    st.cpu += policies_.messages(1, dc_.stats()) + policies_.eviction_decision_time(dc_.stats());
+  }
   if (victim == kNoBlock) {
     pool_.take_free_chunk(st);
     ready = st.cpu;
