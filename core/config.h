@@ -174,7 +174,11 @@ inline constexpr double kMaxSimTimeS = 1e6;
     "per placement action that changes state (pin, reserve, advise, ...: one enhanced-driver "    \
     "ioctl)")                                                                                     \
   X(host_memset_gbps, double, 8, number, 1e-3, 1e6,                                               \
-    "host memset rate for first-touching pages pinned on the host, GB/s")
+    "host memset rate for first-touching pages pinned on the host, GB/s")                        \
+  X(userspace_message_ns, double, 140, number, 0, 1e9,                         \
+    "per message between the driver and a policy in ObservUVM's userspace engine (an event "     \
+    "relayed, a decision taken; eBPF, section V-B): the paper's 1.8 % overhead (section VII) "   \
+    "over our runs' messages, docs/cost-model.md")
 
 /* Sampled observability (ObservUVM section IV-A, V-A, V-D): a policy marks a GPU-resident 2 MB
    region observable; sample 64 KB pages move to host memory, remote-mapped, watched by an

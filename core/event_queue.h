@@ -79,8 +79,12 @@ class EventQueue {
   Event pop() {
     settle();
     --size_;
+    now_ = current_[head_].time;
     return current_[head_++];
   }
+  /// Time of the latest event popped: no event, and no request made while handling one, is
+  /// earlier (events are scheduled at or after the time they are scheduled from).
+  Tick now() const { return now_; }
   /// Bytes of event storage the queue holds (capacity, not just events in flight): what the
   /// bounded-memory test watches.
   std::size_t reserved_bytes() const {
@@ -161,6 +165,7 @@ class EventQueue {
   std::uint64_t cur_index_ = 0;  ///< time >> kBucketBits of the bucket being drained
   std::size_t size_ = 0;
   std::uint64_t seq_ = 0;
+  Tick now_ = 0;
   std::size_t ring_capacity_ = 0;  ///< events of capacity held by the ring buckets
 };
 

@@ -83,6 +83,11 @@ nlohmann::json Stats::driver_json() const {
           {"access_counter_batches", access_counter_batches},
           {"access_counter_single_page", access_counter_single_page},
           {"region_prefetches", region_prefetches},
+          {"frees", frees},
+          {"freed_gpu_pages", freed_gpu_pages},
+          {"freed_cpu_pages", freed_cpu_pages},
+          {"policy_messages", policy_messages},
+          {"policy_time_ns", policy_time / kPsPerNs},
           {"batch_time_ns", batch_time_total / kPsPerNs},
           {"flush_time_ns", flush_time / kPsPerNs},
           {"mean_batch_time_ns", fault_batches ? batch_time_total / kPsPerNs / fault_batches : 0}};

@@ -164,6 +164,11 @@ struct Stats {
   std::uint64_t cpu_read_duplicates = 0;     ///< pages a CPU read duplicated (read-mostly)
   std::uint64_t access_counter_notifications = 0, access_counter_batches = 0;
   std::uint64_t access_counter_single_page = 0;  ///< 2 MB notifications narrowed to one page
+  std::uint64_t frees = 0;                       ///< MemFree host events (cudaFree) applied
+  std::uint64_t freed_gpu_pages = 0;  ///< GPU-resident pages dropped by a free (no copy-back)
+  std::uint64_t freed_cpu_pages = 0;  ///< host pages released by a free
+  std::uint64_t policy_messages = 0;  ///< driver <-> userspace policy messages (ObservUVM)
+  Tick policy_time = 0;  ///< driver time charged for policy decisions (messages, host compute)
   std::uint64_t htod_bytes = 0, dtoh_bytes = 0;
   std::uint64_t htod_copies = 0, dtoh_copies = 0;
   std::array<std::uint64_t, static_cast<std::size_t>(HtodCause::kCount)> htod_by_cause{};

@@ -23,7 +23,7 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
   for (auto& t : l1_) t.reset(cfg_.tlb.l1_entries, cfg_.tlb.l1_assoc);
   l2_.reset(cfg_.tlb.l2_entries, cfg_.tlb.l2_assoc);
   hbm_.configure(cfg_.hbm.bandwidth_gbps, cfg_.hbm.latency_ns);
-  link_.configure(cfg_.link.bandwidth_gbps, cfg_.link.remote_latency_ns);
+  remote_lat_ = static_cast<Tick>(cfg_.link.remote_latency_ns * kPsPerNs);
   sm_.configure(cfg_.gpu, ps_per_cycle_);
   utlbs_.resize((cfg_.gpu.num_sms + cfg_.gpu.sms_per_utlb - 1) / cfg_.gpu.sms_per_utlb);
   buffer_.configure(cfg_.gpu.fault_buffer_entries);
@@ -167,9 +167,11 @@ Tick Gpu::remote_access(Tick t, const trace::AccessRecord& r) {
   ctx_.stats.remote_bytes += bytes;
   (r.kind >= AccessKind::Write ? ctx_.stats.remote_write_bytes : ctx_.stats.remote_read_bytes) +=
       bytes;
-  Tick done = link_.access(t, bytes);
-  if (r.repeat > 1 && r.gap_cycles)
-    done += (r.repeat - 1) * (link_.latency() + cycles(r.gap_cycles));
+  // Reads bring data host to device, writes (and atomics) send it device to host: each shares
+  // its direction of the link with the copy engines' runs (models/host_link.h).
+  LinkDirection& dir = r.kind >= AccessKind::Write ? ctx_.link.dtoh : ctx_.link.htod;
+  Tick done = dir.remote(t, bytes) + remote_lat_ + dir.wire_time(bytes);
+  if (r.repeat > 1 && r.gap_cycles) done += (r.repeat - 1) * (remote_lat_ + cycles(r.gap_cycles));
   return done;
 }
 

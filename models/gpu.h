@@ -141,7 +141,8 @@ class Gpu final : public ThreadblockSource {
 
   std::vector<Tlb> l1_;
   Tlb l2_;
-  BandwidthServer hbm_, link_;
+  BandwidthServer hbm_;
+  Tick remote_lat_;  ///< link.remote_latency_ns
   SmThroughput sm_;  ///< per-SM issue slots and LSU sectors (models/sm_throughput.h)
   std::vector<Utlb> utlbs_;
   std::vector<Waiter> waiters_;

@@ -76,6 +76,9 @@ class ThrashingDetector {
       reset_page(b, e.page);
     }
   }
+  /// The block's allocation was freed: its tracking goes (thrashing_block_destroy); pins queued
+  /// for it are skipped when they expire.
+  void forget_block(std::uint32_t block) { blocks_[block] = BlockState{}; }
   /// The current lapse (adaptive), in ps.
   Tick lapse() const { return lapse_; }
   std::uint64_t block_resets() const { return block_resets_; }

@@ -1,5 +1,6 @@
-// Shared-resource timing: a bandwidth server (HBM, the link for remote accesses) and a copy
-// engine (one per direction, fed with whole copy runs and a size-dependent time curve).
+// Shared-resource timing: a bandwidth server (HBM) and a copy engine (one per direction, fed
+// with whole copy runs and a size-dependent time curve, whose bytes cross the host link it
+// shares with remote accesses: models/host_link.h).
 #pragma once
 
 #include <algorithm>
@@ -8,10 +9,11 @@
 
 #include "core/config.h"
 #include "core/types.h"
+#include "models/host_link.h"
 
 namespace uvmsim {
 
-/// Requests are served in arrival order at a fixed bandwidth after a fixed latency.
+/// Requests are served in arrival order at a fixed bandwidth after a fixed latency (HBM).
 class BandwidthServer {
  public:
   void configure(double gbps, double latency_ns) {
@@ -34,7 +36,9 @@ class BandwidthServer {
   Tick free_at_ = 0;
 };
 
-/// A DMA copy engine: copies run one after another; each costs curve(bytes).
+/// A DMA copy engine: copies run one after another; each costs curve(bytes), of which the last
+/// wire(bytes) = bytes / link bandwidth cross the host link's direction `link` (shared with remote
+/// accesses); alone a run takes exactly curve(bytes).
 class CopyEngine {
  public:
   void configure(const TransferCurve* curve, Tick setup) {
@@ -42,11 +46,14 @@ class CopyEngine {
     setup_ = setup;
     free_at_ = 0;
   }
-  /// Queues a copy run no earlier than `t`: the engine pays the push set-up, then moves the
-  /// bytes in curve(bytes). Sets `begin` to when the bytes start moving; returns completion.
-  Tick submit(Tick t, std::uint64_t bytes, Tick& begin) {
+  /// Queues a copy run no earlier than `t`: the engine pays the push set-up, then the curve's
+  /// fixed part, then the bytes move when `link` is free for them (no request reaches the link
+  /// before `floor`). Sets `begin` to the end of the set-up; returns completion.
+  Tick submit(Tick t, std::uint64_t bytes, Tick& begin, LinkDirection& link, Tick floor) {
     begin = std::max(t, free_at_) + setup_;
-    free_at_ = begin + curve_->time_ps(bytes);
+    const Tick total = curve_->time_ps(bytes);
+    const Tick wire = std::min(total, link.wire_time(bytes));
+    free_at_ = link.reserve_copy(begin + (total - wire), wire, floor);
     return free_at_;
   }
   Tick free_at() const { return free_at_; }

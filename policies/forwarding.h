@@ -50,6 +50,12 @@ class ForwardingPolicy : public Base {
   void on_emptied(const VaBlock& b, Tick now) override {
     for (auto* p : parts_) p->on_emptied(b, now);
   }
+  void on_made_resident(const VaBlock& b, Tick now) override {
+    for (auto* p : parts_) p->on_made_resident(b, now);
+  }
+  void on_freed(const VaBlock& b, Tick now) override {
+    for (auto* p : parts_) p->on_freed(b, now);
+  }
   void on_kernel_start(const KernelEvent& k) override {
     for (auto* p : parts_) p->on_kernel_start(k);
   }
@@ -75,6 +81,16 @@ class ForwardingPolicy : public Base {
     for (auto* p : parts_)
       if (p->uses_observability()) return true;
     return false;
+  }
+  bool runs_in_userspace() const override {
+    for (auto* p : parts_)
+      if (p->runs_in_userspace()) return true;
+    return false;
+  }
+  Tick take_decision_time() override {
+    Tick t = 0;
+    for (auto* p : parts_) t += p->take_decision_time();
+    return t;
   }
 
  protected:

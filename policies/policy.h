@@ -96,6 +96,16 @@ class PolicyBase {
   virtual void on_populated(const VaBlock& b, Tick now) { (void)b, (void)now; }
   /// `b`'s last GPU-resident page left; its chunk stays allocated.
   virtual void on_emptied(const VaBlock& b, Tick now) { (void)b, (void)now; }
+  /// A migration to the GPU (fault servicing with its prefetch, access-counter servicing,
+  /// cudaMemPrefetchAsync, placement and region prefetches) finished on `b`, which has
+  /// GPU-resident pages: uvm_va_block_make_resident_finish's block_mark_memory_used, called
+  /// after on_populated when the block was empty, and also when pages arrive in a block that
+  /// already had some, or when none had to move.
+  virtual void on_made_resident(const VaBlock& b, Tick now) { (void)b, (void)now; }
+  /// The allocation `b` belongs to is being freed (cudaFree): called for each of its blocks
+  /// that holds a chunk or host pages, before they go without a copy-back; `b` is never used
+  /// again. EvictionPolicy's default treats a chunk-holding block as evicted.
+  virtual void on_freed(const VaBlock& b, Tick now) { (void)b, (void)now; }
   /// `b`'s chunk left the eviction candidates: it was GPU-pinned or joined an HBM reservation.
   /// The eviction policy gets no event about `b` until on_chunk_returned() and must never
   /// return it from select_victim (EvictionPolicy's default treats this as an eviction).
@@ -121,6 +131,16 @@ class PolicyBase {
   /// True if the policy offers observability or feedback candidates. When no active policy does,
   /// the observability mechanism is off and costs nothing.
   virtual bool uses_observability() const { return false; }
+
+  // ---- decision costs -----------------------------------------------------------------------
+  /// True if the policy runs in ObservUVM's userspace engine (§V-C): every upstream event the
+  /// driver relays to it and every decision the driver takes from it is a message through the
+  /// communication layer (eBPF, §V-B), which costs the driver cost.userspace_message_ns.
+  virtual bool runs_in_userspace() const { return false; }
+  /// Host CPU time (ps) the policy's own computation took since the last call, for a policy
+  /// whose decisions are computed on the host (LEU's RIMM host, §3.3). The driver charges it on
+  /// its service thread where it takes the decision (right after select_victim). Default: free.
+  virtual Tick take_decision_time() { return 0; }
   /// Policy-specific results for the statistics ("policies" in --stats-out).
   virtual void report(nlohmann::json& out) const { (void)out; }
 };
@@ -135,6 +155,10 @@ class EvictionPolicy : public PolicyBase {
   /// setObservabilityCandidate: offer regions to observe, most wanted first. Called at the
   /// driver's service points (after fault batches and notification batches) while budget is left.
   virtual void observability_candidates(ObservationSink& sink, Tick now) { (void)sink, (void)now; }
+  /// A freed block's chunk leaves the candidates: by default exactly as if evicted.
+  void on_freed(const VaBlock& b, Tick now) override {
+    if (b.has_chunk) on_eviction(b, now);
+  }
   /// Withheld chunks (pinned, reserved) leave the candidates: by default exactly as if evicted,
   /// so list-based policies drop them; override to tell the two apart.
   void on_chunk_withheld(const VaBlock& b, Tick now) override { on_eviction(b, now); }

@@ -21,7 +21,7 @@ workloads=(
   "bfs|bfs|"
   "cfd|cfd|"
 )
-schemes=(driver suv ac sc rlm glm rdm object-lru host)
+schemes=(driver suv ac sc rlm glm glm-oracle rdm rdm-oracle object-lru host)
 
 scheme_args() {
   case "$1" in

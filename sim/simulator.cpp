@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
@@ -41,6 +42,21 @@ class OrderRecorder final : public GpuListener {
   opt::OrderWriter& out_;
   bool inner_wants_;
 };
+
+std::string hex_addr(Addr a) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
+  return buf;
+}
+
+/// A prefetch, advice or CPU access must not touch an allocation the trace has freed.
+void check_not_freed(const VaSpace& va, const trace::HostEvent& ev, const std::string& where) {
+  for (const auto& r : va.ranges()) {
+    if (!r.freed || ev.va >= r.base + r.size || ev.va + ev.size <= r.base) continue;
+    throw UserError(where, std::string("host event ") + trace::to_string(ev.type),
+                    "touches allocation '" + r.name + "' after its MemFree (cudaFree)");
+  }
+}
 
 /// The hardware and the driver of one run, wired together: the GPU writes the fault buffer and
 /// the access counters' notifications and raises the interrupt; the driver reads them and
@@ -248,9 +264,11 @@ void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, 
         break;
       }
       case trace::HostEventType::MemPrefetch:
+        check_not_freed(ctx.va, ev, where);
         host = driver.user_prefetch(ev.va, ev.size, ev.device, std::max(host, last_event));
         break;
       case trace::HostEventType::MemAdvise:
+        check_not_freed(ctx.va, ev, where);
         driver.advise(ev.va, ev.size, ev.advice, ev.device);
         break;
       case trace::HostEventType::Synchronize:
@@ -258,8 +276,27 @@ void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, 
         host = std::max(host, last_event);
         break;
       case trace::HostEventType::CpuAccess:
+        check_not_freed(ctx.va, ev, where);
         host = driver.cpu_access(ev.va, ev.size, ev.kind, std::max(host, last_event));
         break;
+      case trace::HostEventType::MemFree: {
+        // cudaFree waits for the device (kernels have completed here), then the driver
+        // releases the allocation. Device-only and pinned host allocations are only marked.
+        VaRange* r = nullptr;
+        for (const auto& a : meta.allocations)
+          if (a.base == ev.va) r = ctx.va.range_of_allocation(a.id);
+        if (!r)
+          throw UserError(where, "host event MemFree",
+                          "va " + hex_addr(ev.va) + " is not the base of an allocation");
+        if (r->freed)
+          throw UserError(where, "host event MemFree", "allocation '" + r->name + "' freed twice");
+        host = std::max(host, last_event);
+        if (r->managed)
+          host = driver.free_allocation(*r, host);
+        else
+          r->freed = true;
+        break;
+      }
     }
     if (host > limit) stats_.truncated = true;
   }

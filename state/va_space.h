@@ -23,6 +23,7 @@ struct VaRange {
   std::uint64_t size = 0;  ///< after the runtime's rounding
   bool managed = true;
   bool host_pinned = false;
+  bool freed = false;             ///< a MemFree host event (cudaFree) released it
   std::uint32_t first_block = 0;  ///< index into VaSpace::blocks()
   std::uint32_t num_blocks = 0;
 };
@@ -107,6 +108,12 @@ class VaSpace {
   std::vector<VaBlock>& blocks() { return blocks_; }
   const std::vector<VaBlock>& blocks() const { return blocks_; }
   const std::vector<VaRange>& ranges() const { return ranges_; }
+  /// The range of allocation `alloc_id`, or nullptr (the driver marks it freed on cudaFree).
+  VaRange* range_of_allocation(std::uint32_t alloc_id) {
+    for (auto& r : ranges_)
+      if (r.alloc_id == alloc_id) return &r;
+    return nullptr;
+  }
   std::uint64_t managed_footprint() const { return managed_footprint_; }
 
  private:

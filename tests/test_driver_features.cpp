@@ -175,6 +175,117 @@ TEST(DriverFeatures, EvictionWaitsForTheVictimsIncomingCopies) {
   EXPECT_NEAR(eviction_start, first_in_end + cfg.cost.copy_run_ns, 0.001);
 }
 
+/// One warp touching one page after another, each access waiting for the previous one
+/// (offsets from kBase; no prefetching, so each fault migrates exactly its 4 KB page).
+std::string one_by_one(const TempDir& d, const std::string& name, std::uint64_t bytes,
+                       const std::vector<std::uint64_t>& offsets,
+                       const std::vector<std::pair<Addr, std::uint64_t>>& prefetch_first = {},
+                       const std::vector<std::pair<Addr, std::uint64_t>>& prefetch_between = {}) {
+  const auto t = d.file(name);
+  TraceBuilder b(t, bytes);
+  for (const auto& [va, size] : prefetch_first)
+    b.host(trace::HostEventType::MemPrefetch, va, size, Processor::Gpu);
+  for (std::size_t half = 0; half < 2; ++half) {
+    if (half == 1)
+      for (const auto& [va, size] : prefetch_between)
+        b.host(trace::HostEventType::MemPrefetch, va, size, Processor::Gpu);
+    b.w->begin_launch(0);
+    b.w->begin_block(1);
+    const std::size_t mid = offsets.size() / 2;
+    for (std::size_t i = half ? mid : 0; i < (half ? offsets.size() : mid); ++i) {
+      trace::AccessRecord r;
+      r.va = kBase + offsets[i];
+      r.bytes = 4;
+      r.gap_cycles = 10;  // depends on the previous access: one fault at a time
+      b.w->access(0, r);
+    }
+    b.w->end_block();
+  }
+  b.finish();
+  return t;
+}
+
+TEST(DriverFeatures, MigrationIntoAResidentBlockMovesItsChunkToTheTail) {
+  // Issue 18: uvm_va_block_make_resident_finish ends with block_mark_memory_used, so a page
+  // migrating into block A (already resident) moves A's root chunk behind B's on the USED list.
+  // GPU memory holds two chunks; the warp touches A, B, A again (another page), then C and A a
+  // third time. C evicts B (one 4 KB page copied back) and A stays. Keeping the allocation order
+  // (A before B, the model before this fix) evicted A (two pages), then B for A's third page.
+  TempDir d;
+  constexpr std::uint64_t M = 1 << 20;
+  const auto t = one_by_one(d, "a.uvt", 6 * M, {0, 2 * M, 100 * 4096, 4 * M, 200 * 4096});
+  const auto s = simulate(t, {"engine.prefetch=none", "hbm.capacity=4M"});
+  EXPECT_EQ(u(s["evictions"]), 1u);
+  EXPECT_EQ(u(s["dtoh_bytes_by_cause"]["eviction"]), 4096u);
+  EXPECT_EQ(u(s["gpu_faults"]), 5u);
+}
+
+TEST(DriverFeatures, UserPrefetchOfAResidentBlockMarksItUsed) {
+  // cudaMemPrefetchAsync ends in uvm_va_block_make_resident too: A, fully resident already, is
+  // marked used although nothing moves, so C evicts B (one page) rather than A (2 MB).
+  TempDir d;
+  constexpr std::uint64_t M = 1 << 20;
+  const auto t = one_by_one(d, "p.uvt", 6 * M, {2 * M, 4 * M}, {{kBase, 2 * M}}, {{kBase, 2 * M}});
+  const auto s = simulate(t, {"engine.prefetch=none", "hbm.capacity=4M"});
+  EXPECT_EQ(u(s["evictions"]), 1u);
+  EXPECT_EQ(u(s["dtoh_bytes_by_cause"]["eviction"]), 4096u);
+}
+
+TEST(DriverFeatures, UserspacePolicyMessagesCostDriverTime) {
+  // Issue 18 #9: an ObservUVM policy runs in userspace; every event relayed to it and every
+  // decision taken from it crosses the eBPF layer (§V-B). On the trace above with `lru`
+  // (observation off): 5 onPageFault, 1 setEvictionRegion, 1 onEviction = 7 messages.
+  TempDir d;
+  constexpr std::uint64_t M = 1 << 20;
+  const auto t = one_by_one(d, "a.uvt", 6 * M, {0, 2 * M, 100 * 4096, 4 * M, 200 * 4096});
+  const std::vector<std::string> lru = {"engine.prefetch=none", "hbm.capacity=4M",
+                                        "engine.eviction=lru", "policy.lru.observe=false"};
+  auto with = [&](std::vector<std::string> sets, const std::string& extra) {
+    sets.push_back(extra);
+    return simulate(t, sets);
+  };
+  const auto costly = with(lru, "cost.userspace_message_ns=1000");
+  const auto free = with(lru, "cost.userspace_message_ns=0");
+  EXPECT_EQ(u(costly["driver"]["policy_messages"]), 7u);
+  EXPECT_DOUBLE_EQ(costly["driver"]["policy_time_ns"].get<double>(), 7000.0);
+  EXPECT_DOUBLE_EQ(free["driver"]["policy_time_ns"].get<double>(), 0.0);
+  // Charged on the driver's clock, they delay a replay where that clock is what the batch waits
+  // for: batches 3 and 5 (+1 us each, their onPageFault); batch 4 ends when C's new chunk has
+  // been zeroed after the victim's copy-back, which the setEvictionRegion message delays (+1 us);
+  // in batches 1 and 2 the zero-fill of the new chunks hides the messages.
+  EXPECT_DOUBLE_EQ(costly["sim_time_ns"].get<double>() - free["sim_time_ns"].get<double>(), 3000.0);
+  // The driver's own policies live in the kernel: no messages.
+  const auto driver =
+      simulate(t, {"engine.prefetch=none", "hbm.capacity=4M", "cost.userspace_message_ns=1000"});
+  EXPECT_EQ(u(driver["driver"]["policy_messages"]), 0u);
+}
+
+TEST(DriverFeatures, LeuChargesItsHostComputationAtTheEviction) {
+  // LEU's RIMM host ranks chunks by the priorities of their blocks and folds the sampler's
+  // reports into the Ref RIT (§3.3); both are charged where the victim is chosen. The warp
+  // reads two pages of one 64 KB LEU block in A and in B (a reuse each, so the reference has a
+  // distribution), A's page 100, then C, which needs a victim.
+  TempDir d;
+  constexpr std::uint64_t M = 1 << 20;
+  const auto t = one_by_one(d, "a.uvt", 6 * M, {0, 4096, 2 * M, 2 * M + 4096, 100 * 4096, 4 * M});
+  const std::vector<std::string> base = {"engine.prefetch=none", "hbm.capacity=4M",
+                                         "engine.eviction=leu"};
+  auto with = [&](const std::string& a, const std::string& b) {
+    auto sets = base;
+    sets.push_back(a);
+    sets.push_back(b);
+    return simulate(t, sets);
+  };
+  const auto rank = with("policy.leu.priority_ns=100", "policy.leu.sample_ns=0");
+  const std::uint64_t evals = u(rank["policies"]["eviction"]["priority_evaluations"]);
+  EXPECT_GT(evals, 0u);
+  EXPECT_DOUBLE_EQ(rank["driver"]["policy_time_ns"].get<double>(), 100.0 * evals);
+  // Five accesses completed (all sampled) before the sixth one's fault needs a victim.
+  const auto samples = with("policy.leu.priority_ns=0", "policy.leu.sample_ns=10");
+  EXPECT_DOUBLE_EQ(samples["driver"]["policy_time_ns"].get<double>(), 50.0);
+  EXPECT_EQ(u(samples["evictions"]), 1u);
+}
+
 TEST(DriverFeatures, UserPrefetchAvoidsFaults) {
   TempDir d;
   const auto t = d.file("p.uvt");

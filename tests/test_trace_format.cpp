@@ -143,6 +143,10 @@ Expected write_sample(const std::string& path, WriterOptions opts) {
     sync.type = HostEventType::Synchronize;
     host(sync);
   }
+  HostEvent free;  // a MemFree makes the trace version 2
+  free.type = HostEventType::MemFree;
+  free.va = 0x7f0001000000;
+  host(free);
   w.finish();
   return e;
 }
@@ -516,6 +520,7 @@ TEST(TraceWriter, EmptyTraceIsValid) {
   TempDir dir;
   { TraceWriter w(dir.file("e.uvt"), sample_metadata()); }  // destructor finishes
   TraceReader r(dir.file("e.uvt"));
+  EXPECT_EQ(r.version(), 1u);  // nothing needs version 2: older builds can read it
   EXPECT_EQ(r.host_event_count(), 0u);
   EXPECT_TRUE(r.launches().empty());
   HostEvent ev;
@@ -658,10 +663,30 @@ TEST_F(CorruptTrace, BadMagic) {
 
 TEST_F(CorruptTrace, WrongVersionSaysFoundAndSupported) {
   auto b = bytes_;
-  b[8] = 2;
+  b[8] = 3;
   EXPECT_EQ(with(b), bad_ +
-                         ": header: unsupported format version 2 (this build of uvmsim "
-                         "supports version 1)");
+                         ": header: unsupported format version 3 (this build of uvmsim "
+                         "supports versions 1 to 2)");
+  b[8] = 0;
+  EXPECT_EQ(with(b), bad_ +
+                         ": header: unsupported format version 0 (this build of uvmsim "
+                         "supports versions 1 to 2)");
+}
+
+TEST_F(CorruptTrace, MemFreeNeedsVersionTwo) {
+  // The sample ends with a MemFree: as a version-1 file (header CRC recomputed) its host chunk
+  // holds an event type version 1 does not have.
+  auto b = bytes_;
+  ASSERT_EQ(b[8], 2);
+  b[8] = 1;
+  const std::size_t meta_len = b[16] | (b[17] << 8) | (b[18] << 16);
+  const std::size_t end = 24 + meta_len;
+  const std::uint32_t crc = codec::crc32(b.data(), end);
+  for (int i = 0; i < 4; ++i) b[end + i] = static_cast<std::uint8_t>(crc >> (8 * i));
+  const std::string err = with(b);
+  EXPECT_NE(err.find(": unknown host event type 5 in a version 1 trace (MemFree needs version 2)"),
+            std::string::npos)
+      << err;
 }
 
 TEST_F(CorruptTrace, Truncated) {

@@ -420,7 +420,7 @@ TEST(TraceImportText, ErrorsNameFileLineAndField) {
        "version 1)"},
       {h + "frob 1\n",
        "in.txt:2: directive: unknown directive 'frob' (alloc, kernel, launch, prefetch, advise, "
-       "sync, cpu, workload, gpu, or an access line starting with its threadblock)"},
+       "sync, cpu, free, workload, gpu, or an access line starting with its threadblock)"},
       {h + "alloc 0x10000 12Q\n",
        "in.txt:2: alloc.size: invalid size '12Q' (bytes, K/M/G/T suffix, or 0x hex)"},
       {h + "alloc 0x10000 0\n", "in.txt:2: alloc: size must be positive"},

@@ -29,7 +29,13 @@
 
 namespace uvmsim::trace {
 
-constexpr std::uint32_t kFormatVersion = 1;
+/// The newest format version this build reads and writes. A trace is written as the lowest
+/// version that can hold it: version 1 unless it has a MemFree event (version 2).
+constexpr std::uint32_t kFormatVersion = 2;
+/// The oldest version this build still reads.
+constexpr std::uint32_t kMinFormatVersion = 1;
+/// The first version with MemFree host events.
+constexpr std::uint32_t kMemFreeVersion = 2;
 
 struct Dim3 {
   std::uint32_t x = 1, y = 1, z = 1;
@@ -85,6 +91,7 @@ enum class HostEventType : std::uint8_t {
   MemAdvise = 2,    ///< cudaMemAdvise
   Synchronize = 3,  ///< cudaDeviceSynchronize / stream sync
   CpuAccess = 4,    ///< the CPU reads/writes a managed range
+  MemFree = 5,      ///< cudaFree of the allocation at `va` (format version 2)
 };
 
 enum class Advice : std::uint8_t {
@@ -106,7 +113,7 @@ struct HostEvent {
   std::uint32_t kernel_id = 0;
   std::uint32_t launch_index = 0;  ///< assigned by the writer: 0, 1, 2, ... in program order
   std::int32_t iteration = -1;     ///< host-loop iteration index, -1 if not in a loop
-  // MemPrefetch / MemAdvise / CpuAccess
+  // MemPrefetch / MemAdvise / CpuAccess; MemFree: the allocation's base address
   Addr va = 0;
   std::uint64_t size = 0;
   Processor device = Processor::Gpu;  ///< prefetch destination / advice target

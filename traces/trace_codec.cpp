@@ -21,6 +21,8 @@ const char* to_string(HostEventType t) {
       return "Synchronize";
     case HostEventType::CpuAccess:
       return "CpuAccess";
+    case HostEventType::MemFree:
+      return "MemFree";
   }
   return "?";
 }
@@ -225,6 +227,9 @@ void encode_host_event(const HostEvent& ev, std::vector<std::uint8_t>& out) {
       put_varint(out, ev.size);
       put_u8(out, static_cast<std::uint8_t>(ev.kind));
       break;
+    case HostEventType::MemFree:
+      put_varint(out, ev.va);
+      break;
   }
 }
 
@@ -254,11 +259,16 @@ void decode_range(ByteReader& in, HostEvent& ev) {
 
 }  // namespace
 
-HostEvent decode_host_event(ByteReader& in) {
+HostEvent decode_host_event(ByteReader& in, std::uint32_t version) {
   HostEvent ev;
   const std::uint8_t type = in.u8();
-  if (type > static_cast<std::uint8_t>(HostEventType::CpuAccess)) {
-    in.fail("unknown host event type " + std::to_string(type));
+  constexpr auto kFree = static_cast<std::uint8_t>(HostEventType::MemFree);
+  if (type > kFree || (type == kFree && version < kMemFreeVersion)) {
+    in.fail("unknown host event type " + std::to_string(type) +
+            (type == kFree
+                 ? " in a version " + std::to_string(version) + " trace (MemFree needs version " +
+                       std::to_string(kMemFreeVersion) + ")"
+                 : std::string()));
   }
   ev.type = static_cast<HostEventType>(type);
   switch (ev.type) {
@@ -298,6 +308,9 @@ HostEvent decode_host_event(ByteReader& in) {
       ev.kind = static_cast<AccessKind>(kind);
       break;
     }
+    case HostEventType::MemFree:
+      ev.va = in.varint();
+      break;
   }
   return ev;
 }

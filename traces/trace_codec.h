@@ -125,8 +125,9 @@ struct RecordEncoder {
 };
 
 void encode_host_event(const HostEvent& ev, std::vector<std::uint8_t>& out);
-/// Decodes and range-checks one host event (enum values, field widths).
-HostEvent decode_host_event(ByteReader& in);
+/// Decodes and range-checks one host event of a version-`version` trace (enum values, field
+/// widths, event types the version has).
+HostEvent decode_host_event(ByteReader& in, std::uint32_t version = kFormatVersion);
 
 /// Location of one threadblock inside a decoded Blocks chunk.
 struct TbEntry {

@@ -156,9 +156,10 @@ std::uint64_t TraceReader::Impl::read_header() {
   }
   read_at(0, fixed, kHeaderFixedBytes, "header");
   version = get_u32(fixed + 8);
-  if (version != kFormatVersion) {
+  if (version < kMinFormatVersion || version > kFormatVersion) {
     fail("header", "unsupported format version " + std::to_string(version) +
-                       " (this build of uvmsim supports version " + std::to_string(kFormatVersion) +
+                       " (this build of uvmsim supports versions " +
+                       std::to_string(kMinFormatVersion) + " to " + std::to_string(kFormatVersion) +
                        ")");
   }
   const std::uint32_t flags = get_u32(fixed + 12);
@@ -397,7 +398,7 @@ bool TraceReader::next_host_event(HostEvent& out) {
   }
   ByteReader in(r.host_buf.data() + r.host_off, r.host_buf.data() + r.host_buf.size(), &r.name,
                 "chunk", r.host_chunk);
-  HostEvent ev = decode_host_event(in);
+  HostEvent ev = decode_host_event(in, r.version);
   if (ev.type == HostEventType::KernelLaunch) {
     if (ev.launch_index != r.next_launch || ev.launch_index >= r.launches.size()) {
       in.fail("kernel launch numbered " + std::to_string(ev.launch_index) + ", expected " +

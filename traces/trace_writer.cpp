@@ -2,6 +2,7 @@
 // frame, and finishes the file with the index and footer (layout: docs/trace-format.md).
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -45,6 +46,10 @@ struct TraceWriter::Impl {
   std::vector<std::uint8_t> compressed;
   bool finished = false;
   int exceptions_at_start = 0;
+  /// The lowest version that holds what was written so far; the header says version 1 until
+  /// finish() rewrites it (and its CRC) for a trace that needs more.
+  std::uint32_t version = kMinFormatVersion;
+  std::vector<std::uint8_t> header;
 
   // Host events not yet flushed.
   std::vector<std::uint8_t> host_buf;
@@ -113,6 +118,7 @@ struct TraceWriter::Impl {
   }
 
   void add_host(const HostEvent& ev) {
+    if (ev.type == HostEventType::MemFree) version = std::max(version, kMemFreeVersion);
     encode_host_event(ev, host_buf);
     ++host_total;
     if (host_buf.size() >= opts.chunk_raw_bytes) flush_host();
@@ -161,9 +167,9 @@ TraceWriter::TraceWriter(const std::filesystem::path& path, const Metadata& meta
     throw UserError(w.name, "open", std::string("cannot create file: ") + std::strerror(errno));
   }
   const std::string text = mj.dump();
-  std::vector<std::uint8_t> header;
+  std::vector<std::uint8_t>& header = w.header;
   put_bytes(header, kHeaderMagic, sizeof kHeaderMagic);
-  put_u32(header, kFormatVersion);
+  put_u32(header, w.version);
   put_u32(header, 0);  // flags
   put_u64(header, text.size());
   put_bytes(header, text.data(), text.size());
@@ -188,7 +194,7 @@ void TraceWriter::host_event(const HostEvent& ev) {
   Impl& w = *impl_;
   if (w.finished) misuse("host_event after finish");
   if (ev.type == HostEventType::KernelLaunch) misuse("use begin_launch for kernel launches");
-  if (static_cast<std::uint8_t>(ev.type) > static_cast<std::uint8_t>(HostEventType::CpuAccess) ||
+  if (static_cast<std::uint8_t>(ev.type) > static_cast<std::uint8_t>(HostEventType::MemFree) ||
       static_cast<std::uint8_t>(ev.advice) > static_cast<std::uint8_t>(Advice::UnsetReadMostly) ||
       !valid_kind(ev.kind) || (ev.device != Processor::Cpu && ev.device != Processor::Gpu)) {
     misuse("host event with an out-of-range enum value");
@@ -336,6 +342,18 @@ void TraceWriter::finish() {
   put_u32(footer, crc32(index.data(), index.size()));
   put_bytes(footer, kFooterMagic, sizeof kFooterMagic);
   w.write_raw(footer.data(), footer.size());
+  if (w.version != kMinFormatVersion) {
+    // A MemFree needs version 2: rewrite the version and the header's CRC in place, so that
+    // traces without one stay readable by builds that know version 1 only.
+    std::vector<std::uint8_t>& h = w.header;
+    h.resize(h.size() - 4);
+    for (int i = 0; i < 4; ++i) h[8 + i] = static_cast<std::uint8_t>(w.version >> (8 * i));
+    put_u32(h, crc32(h.data(), h.size()));
+    w.file.seekp(0);
+    w.file.write(reinterpret_cast<const char*>(h.data()), static_cast<std::streamsize>(h.size()));
+    if (!w.file)
+      throw UserError(w.name, "write", std::string("cannot write: ") + std::strerror(errno));
+  }
   w.file.close();
   if (!w.file) throw UserError(w.name, "write", "cannot close file");
   w.finished = true;

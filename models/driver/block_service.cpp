@@ -1,6 +1,9 @@
 #include "models/driver/block_service.h"
 
 #include <algorithm>
+#include <string>
+
+#include "core/error.h"
 
 namespace uvmsim {
 
@@ -8,6 +11,11 @@ std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceT
                                     bool& throttled) {
   const VaRange* r = dc_.va().find_range(faults.front().page_va);
   if (!r || !r->managed) return 0;  // the GPU model never faults outside managed ranges
+  if (r->freed) {
+    // On the real GPU a fatal fault (the range is gone); here the trace is wrong.
+    throw UserError(dc_.trace_name, "launch " + std::to_string(dc_.sim.position.launch),
+                    "accesses allocation '" + r->name + "' after its MemFree (cudaFree)");
+  }
   VaBlock& b = dc_.va().blocks()[dc_.va().block_index(*r, faults.front().page_va)];
   st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
   ++dc_.stats().va_blocks_serviced;
@@ -19,12 +27,16 @@ std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceT
     if (prefetch.any()) {
       // onPrefetch, then the prefetch policy may keep feedback samples of it on the host.
       policies_.each_for(b, [&](PolicyBase& p) { p.on_prefetch(b, prefetch, st.cpu); });
+      st.cpu += policies_.messages(1, dc_.stats());  // onPrefetch, relayed to userspace
       observations_.observe_prefetch(b, prefetch, st);
     }
     residency_.make_resident_gpu(b, c.faulted, prefetch, HtodCause::Demand, st, &c.writes);
     observations_.on_fault(b.id);
     for (unsigned p = c.faulted.find_next(0); p < kPagesPerBlock; p = c.faulted.find_next(p + 1))
       policies_.each_for(b, [&](PolicyBase& x) { x.on_page_fault(b, p, st.cpu); });
+    st.cpu += policies_.messages(c.faulted.count(), dc_.stats());  // onPageFault per page
+  } else if (c.collapsed) {
+    residency_.made_resident(b, st.cpu);  // a GPU write ended read duplication in place
   }
   if (c.faulted.any() || c.remote.any() || c.collapsed) {
     ++b.mapping_gen;  // PTE writes + TLB invalidate

@@ -52,6 +52,7 @@ void ChunkEviction::evict(VaBlock& v, ServiceTimes& st) {
   // Policies see an observed region's observation during on_eviction ("evicted before being
   // accessed", negative feedback); it ends right after.
   policies_.each_for(v, [&](PolicyBase& p) { p.on_eviction(v, st.cpu); });
+  st.cpu += policies_.messages(1, s);  // onEviction, relayed to userspace
   observations_.on_evicted(v);
 }
 

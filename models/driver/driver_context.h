@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "core/types.h"
 #include "models/sim_context.h"
@@ -16,7 +17,8 @@ struct DriverContext {
   const SimConfig& cfg;
   std::uint32_t batch_id = 0;   ///< the latest fault batch's id (1, 2, ...)
   std::int64_t log_batch = -1;  ///< batch id for event-log rows, -1 outside fault batches
-  Tick clock = 0;  ///< time of the latest hook or access notification (for action wake-ups)
+  Tick clock = 0;          ///< time of the latest hook or access notification (for action wake-ups)
+  std::string trace_name{};  ///< the trace's path, for errors about what it does
 
   Stats& stats() { return sim.stats; }
   EventLog& log() { return sim.log; }
@@ -31,12 +33,13 @@ struct ServiceTimes {
 };
 
 /// Calls f(block, first_page, end_page) for every managed VA block overlapping [va, va+size),
-/// with the overlapping valid pages of the block.
+/// with the overlapping valid pages of the block. Freed allocations are skipped: nothing a
+/// policy or the driver does brings them back.
 template <typename F>
 void for_each_block_page(VaSpace& space, Addr va, std::uint64_t size, F&& f) {
   const Addr end = va + size;
   for (const auto& r : space.ranges()) {
-    if (!r.managed) continue;
+    if (!r.managed || r.freed) continue;
     const Addr lo = std::max(va, r.base), hi = std::min(end, r.base + r.size);
     if (lo >= hi) continue;
     for (Addr a = lo; a < hi;) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "state/prefetch_use.h"
+
 namespace uvmsim {
 
 Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Tick t) {
@@ -91,6 +93,53 @@ Tick HostOperations::user_prefetch(Addr va, std::uint64_t size, Processor dest, 
     b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
   });
   return std::max(st.cpu, st.copy_done);
+}
+
+Tick HostOperations::free_allocation(VaRange& r, Tick t) {
+  // cudaFree of managed memory ends in uvm_va_range_destroy: each VA block is killed
+  // (uvm_va_block_kill) once its tracker is done, its GPU chunks go back to the PMM free list and
+  // its CPU pages are freed. Nothing is copied back: the data is dead.
+  auto& s = dc_.stats();
+  ++s.frees;
+  ServiceTimes st{t, t};
+  PlacementState& place = pool_.placement();
+  for (std::uint32_t id = r.first_block; id < r.first_block + r.num_blocks; ++id) {
+    VaBlock& b = dc_.block(id);
+    thrashing_.forget_block(b.id);
+    if (observations_.find(b.id)) observations_.drop(b, false);
+    const PageMask host = b.cpu_backed | b.cpu_resident;
+    if (b.has_chunk || host.any()) {
+      // The block lock, unmapping and chunk frees: the per-block cost of the driver's work.
+      st.cpu = std::max(st.cpu, b.copies_in_done) + ns_to_ps(dc_.cfg.cost.block_ns);
+      policies_.each_for(b, [&](PolicyBase& p) { p.on_freed(b, st.cpu); });
+      s.freed_gpu_pages += b.gpu_count;
+      s.freed_cpu_pages += host.count();
+      note_leaving_gpu(b, b.gpu_resident, s.prefetch_use);
+      pool_.free_chunk(b);
+    }
+    if (place.active()) {
+      place.leave_reservation(b);
+      place.block(b.id) = BlockPlacement{};
+      pool_.refresh(b, st.cpu);
+    }
+    b.gpu_resident.clear();
+    b.cpu_resident.clear();
+    b.remote_mapped.clear();
+    b.read_only_gpu.clear();
+    b.dirty.clear();
+    b.cpu_backed.clear();
+    b.gpu_count = 0;
+    b.preferred = PreferredLocation::None;
+    b.accessed_by_gpu = false;
+    b.read_mostly = false;
+    b.fault_migrations_to_last_proc = 0;
+    b.last_migration_dest = Processor::Cpu;
+    ++b.mapping_gen;
+  }
+  r.freed = true;
+  if (dc_.log().enabled())
+    dc_.log().row(t, "free", -1, r.base, r.size, "", "", r.num_blocks, st.cpu - t);
+  return st.cpu;
 }
 
 void HostOperations::advise(Addr va, std::uint64_t size, trace::Advice advice, Processor device) {

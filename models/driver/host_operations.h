@@ -32,6 +32,10 @@ class HostOperations {
   Tick cpu_access(Addr va, std::uint64_t size, AccessKind kind, Tick t);
   /// cudaMemPrefetchAsync of [va, va+size) to `dest` at `t`; returns when it completes.
   Tick user_prefetch(Addr va, std::uint64_t size, Processor dest, Tick t);
+  /// cudaFree of the managed range `r` at `t` (uvm_va_range_destroy): every block's GPU chunk
+  /// goes back to the free list and its host pages are released, without a copy-back; policies
+  /// hear on_freed first. Returns when the host may continue.
+  Tick free_allocation(VaRange& r, Tick t);
   /// cudaMemAdvise on the range's VA blocks (no host time modelled).
   void advise(Addr va, std::uint64_t size, trace::Advice advice, Processor device);
 

@@ -18,11 +18,13 @@ class BudgetSink final : public ObservationSink {
       : obs_(obs), purpose_(purpose), try_(attempt) {}
   Offer offer(std::uint32_t block, const PageMask* sample_from) override {
     if (obs_.budget(purpose_) == 0) return Offer::Full;
+    ++offers;  // setObservabilityCandidate / setFeedbackCandidate: one message each
     if (!try_(block, purpose_, sample_from)) return Offer::Declined;
     accepted = true;
     return Offer::Accepted;
   }
   bool accepted = false;
+  std::uint64_t offers = 0;
 
  private:
   const Observability& obs_;
@@ -125,6 +127,7 @@ void ObservationService::observe_prefetch(VaBlock& b, PageMask& prefetch, Servic
   };
   BudgetSink sink(obs_, ObservePurpose::Feedback, attempt);
   policies_.prefetch().feedback_candidates(sink, st.cpu);
+  st.cpu += policies_.messages(sink.offers, dc_.stats());
 }
 
 bool ObservationService::under_memory_pressure() const {
@@ -149,11 +152,13 @@ bool ObservationService::refill(ServiceTimes& st, Residency& residency) {
     BudgetSink sink(obs_, ObservePurpose::Eviction, attempt);
     policies_.eviction().observability_candidates(sink, st.cpu);
     did |= sink.accepted;
+    st.cpu += policies_.messages(sink.offers, dc_.stats());
   }
   if (obs_.budget(ObservePurpose::Feedback) > 0) {
     BudgetSink sink(obs_, ObservePurpose::Feedback, attempt);
     policies_.prefetch().feedback_candidates(sink, st.cpu);
     did |= sink.accepted;
+    st.cpu += policies_.messages(sink.offers, dc_.stats());
   }
   return did;
 }
@@ -184,6 +189,7 @@ void ObservationService::service_notifications(ServiceTimes& st, Residency& resi
     b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
     const unsigned page = r.samples.find_next(0);
     policies_.each_for(b, [&](PolicyBase& p) { p.on_access_counter(b, page, r.purpose, st.cpu); });
+    st.cpu += policies_.messages(1, dc_.stats());  // onAccessCounter, relayed
   }
   pend.clear();
   os.service_time += st.cpu - t0;

@@ -53,6 +53,8 @@ void PolicyFacade::service_region_prefetches(ServiceTimes& st) {
     if (want.none() || (!b.has_chunk && !p_.pool.chunk_obtainable(b))) continue;
     st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
     p_.policies.each_for(b, [&](PolicyBase& p) { p.on_prefetch(b, want, st.cpu); });
+    // setPrefetchRegion from userspace, then onPrefetch back to it.
+    st.cpu += p_.policies.messages(2, dc_.stats());
     p_.observations.observe_prefetch(b, want, st);
     p_.residency.make_resident_gpu(b, want, PageMask{}, HtodCause::RegionPrefetch, st, nullptr);
     ++b.mapping_gen;

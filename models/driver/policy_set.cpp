@@ -16,6 +16,10 @@ void PolicySet::create(const SimConfig& cfg, PolicyEngine& engine) {
     if (p.wants_access_notifications()) access_subscribers_.push_back(&p);
     observing_ |= p.uses_observability();
   });
+  // ObservUVM's engine hosts eviction and prefetch policies; events reach it once, whichever of
+  // the two (or both) live there.
+  userspace_ = eviction_->runs_in_userspace() || prefetch_->runs_in_userspace();
+  message_ps_ = static_cast<Tick>(cfg.cost.userspace_message_ns * kPsPerNs + 0.5);
 }
 
 }  // namespace uvmsim

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/stats.h"
 #include "policies/policy.h"
 #include "state/placement_state.h"
 
@@ -24,6 +25,22 @@ class PolicySet {
   const std::vector<PolicyBase*>& access_subscribers() const { return access_subscribers_; }
   /// True if some policy offers observability or feedback candidates.
   bool observing() const { return observing_; }
+  /// Driver time for `n` messages to or from ObservUVM's userspace engine (an upstream event
+  /// relayed, a decision taken; §V-B): 0 unless the eviction or prefetch policy runs there.
+  /// Counted in the statistics; the caller adds it to its clock.
+  Tick messages(std::uint64_t n, Stats& s) const {
+    if (!userspace_ || n == 0) return 0;
+    s.policy_messages += n;
+    const Tick t = message_ps_ * n;
+    s.policy_time += t;
+    return t;
+  }
+  /// The eviction policy's host compute time since the last call (take_decision_time()).
+  Tick eviction_decision_time(Stats& s) {
+    const Tick t = eviction_->take_decision_time();
+    s.policy_time += t;
+    return t;
+  }
 
   template <typename F>
   void each(F&& f) {
@@ -53,6 +70,8 @@ class PolicySet {
   std::unique_ptr<PlacementPolicy> placement_;
   std::vector<PolicyBase*> access_subscribers_;
   bool observing_ = false;
+  bool userspace_ = false;
+  Tick message_ps_ = 0;
 };
 
 }  // namespace uvmsim

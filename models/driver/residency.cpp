@@ -29,7 +29,10 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
   PageMask want = demand | prefetch;
   want &= b.valid_mask();
   want.and_not(b.gpu_resident);
-  if (want.none()) return 0;
+  if (want.none()) {
+    made_resident(b, st.cpu);  // nothing to move: make_resident_finish still runs
+    return 0;
+  }
   Tick ready = st.cpu;
   if (!b.has_chunk) ready = std::max(ready, allocate_chunk(b, st));
 
@@ -72,7 +75,17 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
                    dup || dc == C::Other ? C::Other : C::Prefetch);
   }
   st.copy_done = std::max(st.copy_done, ready);
+  made_resident(b, st.cpu);
   return want.count();
+}
+
+void Residency::made_resident(const VaBlock& b, Tick now) {
+  // uvm_va_block_make_resident_finish (and uvm_va_block_make_resident_read_duplicate) end with
+  // block_mark_memory_used whenever the block is resident on the destination GPU, whether this
+  // call moved pages into it or not: the root chunk goes to the tail of the USED list
+  // (uvm_pmm_gpu_mark_root_chunk_used). Fault servicing with its prefetch pages, access-counter
+  // servicing and cudaMemPrefetchAsync all end there (uvm-driver.md section 5).
+  if (b.gpu_count) policies_.each_for(b, [&](PolicyBase& p) { p.on_made_resident(b, now); });
 }
 
 void Residency::account_prefetch_use(VaBlock& b, const PageMask& asked, const PageMask& prefetched,
@@ -125,6 +138,11 @@ Tick Residency::allocate_chunk(VaBlock& b, ServiceTimes& st) {
   // A free chunk, or the victim whose chunk `b` takes (the eviction policy's for the general
   // pool; the placement partition decides when chunks are pinned or reserved).
   const std::uint32_t victim = pool_.choose_victim(b, st.cpu);
+  if (pool_.policy_decided()) {
+    // The decision's cost: a setEvictionRegion message from ObservUVM's userspace engine, or
+    // the host computation of a policy that ranks on the host (LEU).
+    st.cpu += policies_.messages(1, dc_.stats()) + policies_.eviction_decision_time(dc_.stats());
+  }
   if (victim == kNoBlock) {
     pool_.take_free_chunk(st);
     ready = st.cpu;

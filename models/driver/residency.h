@@ -37,6 +37,10 @@ class Residency {
                       bool duplicate = false);
   /// Removes `pages` from the GPU copy (the policies hear when the block empties).
   void clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
+  /// A migration to the GPU finished on `b`: the policies hear on_made_resident if it has
+  /// GPU-resident pages (make_resident_gpu calls it; so does a fault that only collapsed read
+  /// duplication, which moves nothing).
+  void made_resident(const VaBlock& b, Tick now);
 
  private:
   /// Gets a chunk for `b`, evicting if needed. Returns when the chunk is usable.

@@ -24,7 +24,9 @@ bool RootChunkPool::chunk_obtainable(const VaBlock& b) const {
 
 std::uint32_t RootChunkPool::choose_victim(const VaBlock& b, Tick now) {
   auto& blocks = dc_.va().blocks();
+  policy_decided_ = false;
   auto policy_victim = [&] {
+    policy_decided_ = true;
     const std::uint32_t v = policies_.eviction().select_victim(b.id, now);
     if (v == kNoBlock || v >= blocks.size() || !blocks[v].has_chunk || v == b.id ||
         place_.withheld(v)) {
@@ -81,13 +83,28 @@ void RootChunkPool::assign(VaBlock& b) {
 
 void RootChunkPool::release(const VaBlock& v) {
   // allocated_ is unchanged: the chunk is handed straight to the requester.
+  if (place_.active() && place_.block(v.id).reservation)
+    ++dc_.stats().placement.reservation_evictions;
+  leave_lists(v);
+}
+
+void RootChunkPool::free_chunk(VaBlock& b) {
+  if (!b.has_chunk) return;
+  b.has_chunk = false;
+  // uvm_pmm_gpu_free: the root chunk goes back to UVM's free list, not to PMA, so the next
+  // allocation takes it without a PMA call.
+  --allocated_;
+  ++pma_reserve_;
+  leave_lists(b);
+}
+
+void RootChunkPool::leave_lists(const VaBlock& v) {
   const std::uint32_t pos = resident_pos_[v.id];
   resident_pos_[resident_.back()] = pos;
   resident_[pos] = resident_.back();
   resident_.pop_back();
   resident_pos_[v.id] = ~0u;
   if (place_.active()) {
-    if (place_.block(v.id).reservation) ++dc_.stats().placement.reservation_evictions;
     place_.refresh(v);
     track_evictable(v);
   }

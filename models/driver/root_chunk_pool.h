@@ -33,6 +33,11 @@ class RootChunkPool {
   bool chunk_obtainable(const VaBlock& b) const;
   /// The block to evict for `b`'s new chunk, or kNoBlock for a free one (chunk_obtainable()).
   std::uint32_t choose_victim(const VaBlock& b, Tick now);
+  /// True if the last choose_victim() took the eviction policy's decision (setEvictionRegion).
+  bool policy_decided() const { return policy_decided_; }
+  /// `b`'s allocation was freed: its chunk goes back to UVM's free list (no copy-back) and it
+  /// leaves the lists.
+  void free_chunk(VaBlock& b);
   /// A free chunk from PMA: one PMA call per `pma_batch_chunks` chunks charges the driver CPU.
   void take_free_chunk(ServiceTimes& st);
   /// `b` now owns a chunk (free or recycled from an evicted block).
@@ -52,13 +57,16 @@ class RootChunkPool {
 
  private:
   void track_evictable(const VaBlock& b);
+  /// `v` no longer holds its chunk: off the resident (and evictable) lists.
+  void leave_lists(const VaBlock& v);
 
   DriverContext& dc_;
   PlacementState& place_;
   PolicySet& policies_;
   std::uint64_t capacity_;
   std::uint64_t allocated_ = 0;
-  std::uint64_t pma_reserve_ = 0;            ///< chunks left from the last PMA batch call
+  std::uint64_t pma_reserve_ = 0;  ///< chunks left from the last PMA batch call
+  bool policy_decided_ = false;
   std::vector<std::uint32_t> resident_;      ///< blocks holding a chunk
   std::vector<std::uint32_t> resident_pos_;  ///< per block: index in resident_, or ~0
   /// Once placement is active: resident_ minus withheld blocks, and each block's index in it.

@@ -22,6 +22,7 @@ UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, AccessCounters& count
       facade_(dc_, {pool_, policies_, observations_, counter_service_, residency_},
               std::move(trace_path), hints, [this](Tick t) { request_service(t); }),
       batch_(ctx.cfg.driver) {
+  dc_.trace_name = facade_.trace_path().string();
   thrashing_.configure(dc_.cfg.thrashing, ctx.va.blocks().size());
   // Policies are created last: they may use the engine (the facade) from their constructors.
   policies_.create(dc_.cfg, facade_);

@@ -67,6 +67,8 @@ class UvmDriver {
   Tick user_prefetch(Addr va, std::uint64_t size, Processor dest, Tick t) {
     return host_.user_prefetch(va, size, dest, t);
   }
+  /// cudaFree of the managed range `r` at `t`; returns when the host may continue.
+  Tick free_allocation(VaRange& r, Tick t) { return host_.free_allocation(r, t); }
   void advise(Addr va, std::uint64_t size, trace::Advice advice, Processor device) {
     host_.advise(va, size, advice, device);
   }

@@ -67,6 +67,8 @@ class Traces:
         # a one-thread kernel with long gaps
         "touch": (["touch", "--footprint", "1M", "--param", "offsets=0,4096,65536,8192"],
                   1 << 20),
+        # MemFree host events: format version 2
+        "kmeans": (["kmeans", "--footprint", "1M", "--param", "iters=2"], 4096),
     }
 
     def __init__(self, cli, directory):
@@ -107,6 +109,8 @@ def dump_text(trace):
             s += f" {ev.advice.name} va={ev.va:#x} size={ev.size} device={ev.device.name.lower()}"
         elif ev.type == T.CpuAccess:
             s += f" {KIND[ev.kind]} va={ev.va:#x} size={ev.size}"
+        elif ev.type == T.MemFree:
+            s += f" va={ev.va:#x}"
         lines.append(f"[{i}] {s}")
     for l in trace.launches:
         lines.append(f"# launch {l.launch_index}: kernel {l.kernel_id} ({names[l.kernel_id]}), "

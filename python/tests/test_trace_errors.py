@@ -236,6 +236,9 @@ LAUNCH = [0, 0, 0, 1]
 
 @pytest.mark.parametrize("raw, expected", [
     (host([9], LAUNCH, [3]), "chunk 1: unknown host event type 9"),
+    # The file under test is version 1: a MemFree (type 5) needs version 2.
+    (host([5, 0], LAUNCH, [3]),
+     "chunk 1: unknown host event type 5 in a version 1 trace (MemFree needs version 2)"),
     (host([1, 0, 0, 7], LAUNCH, [3]), "chunk 1: unknown processor id 7"),
     (host([2, 0, 0, 6, 0], LAUNCH, [3]), "chunk 1: unknown advice 6"),
     (host([4, 0, 0, 4], LAUNCH, [3]), "chunk 1: unknown access kind 4"),
@@ -376,8 +379,8 @@ def test_header_and_footer_faults(cli, tmp_path):
 
     variant("magic", lambda b: b.__setitem__(0, ord("X")), "header: bad magic: not a .uvt trace "
             "file")
-    variant("version", lambda b: b.__setitem__(8, 2), "header: unsupported format version 2 "
-            "(this build of uvmsim supports version 1)")
+    variant("version", lambda b: b.__setitem__(8, 3), "header: unsupported format version 3 "
+            "(this build of uvmsim supports versions 1 to 2)")
     variant("flags", lambda b: b.__setitem__(12, 4), "header: unknown flags 0x00000004")
     stored = get_u32(data, header_end - 4)
     variant("hcrc", lambda b: b.__setitem__(30, b[30] ^ 1), None)

@@ -15,7 +15,7 @@ U32 = 0xFFFFFFFF
 
 
 @pytest.mark.parametrize("group", [None, 5])
-@pytest.mark.parametrize("name", ["mvt", "bfs", "stream", "touch"])
+@pytest.mark.parametrize("name", ["mvt", "bfs", "stream", "touch", "kmeans"])
 def test_rewriting_a_cpp_trace_gives_the_same_bytes(traces, tmp_path, name, group, monkeypatch):
     if group:  # encode in groups of a few records (whole threadblocks)
         monkeypatch.setattr(uvmsim.records, "_GROUP_RECORDS", group)
@@ -122,11 +122,39 @@ def test_a_python_trace_reads_identically_in_cpp_and_python(cli, tmp_path):
     assert json.loads(cli("trace", "info", path, "--json")) == info
     assert info["captured_gpu"] == "NVIDIA Test GPU" and info["extra"] == {"note": "ünïcode"}
     assert info["host_events"] == {"total": 9, "KernelLaunch": 2, "MemPrefetch": 2,
-                                   "MemAdvise": 2, "Synchronize": 2, "CpuAccess": 1}
+                                   "MemAdvise": 2, "Synchronize": 2, "CpuAccess": 1,
+                                   "MemFree": 0}
+    assert info["format_version"] == 1  # nothing needs version 2
     # launch 0: warp 0's read; warp 1's read, two folded writes, atomic, 5 prefetches, U32 reads
     accesses = 1 + 1 + 2 + 1 + 5 + U32
     assert [(l["records"], l["accesses"]) for l in info["launches"]] == [(6, accesses), (2, 2)]
     assert info["allocations"][2]["host_pinned"] is True
+
+
+def test_mem_free_makes_version_two_and_the_simulator_frees(cli, tmp_path):
+    meta = uvmsim.Metadata(workload="pyfree",
+                           allocations=[uvmsim.Allocation(0, "a", BASE, 2 << 20),
+                                        uvmsim.Allocation(1, "b", BASE + (4 << 20), 2 << 20)],
+                           kernels=[uvmsim.Kernel(0, "touch", grid=(16, 1, 1), block=(128, 1, 1))])
+    path = tmp_path / "free.uvt"
+    with uvmsim.TraceWriter(path, meta) as w:
+        w.begin_launch(0)
+        w.write_blocks(page_touch(16, 4, 8))  # all of a, on the GPU
+        w.host_event(HostEvent(HostEventType.MemFree, va=BASE))
+    assert cli("trace", "dump", path, "--host-only").splitlines()[-1] == \
+        "[1] MemFree va=0x7f0000000000"
+    with uvmsim.Trace(path) as t:
+        assert t.version == 2
+        assert [e.type for e in t.host_events()][-1] == HostEventType.MemFree
+        info = t.info()
+    assert json.loads(cli("trace", "info", path, "--json")) == info
+    assert info["host_events"]["MemFree"] == 1
+    stats_path = tmp_path / "stats.json"
+    cli("run", "--gpu", "gtx1080ti", "--trace", path, "--stats-out", stats_path, "--quiet")
+    stats = json.loads(stats_path.read_text())
+    assert stats["driver"]["frees"] == 1
+    assert stats["driver"]["freed_gpu_pages"] == 512
+    assert stats["dtoh_bytes"] == 0
 
 
 def test_folding_can_be_switched_off(cli, tmp_path):

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 from .errors import TraceError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # the newest version this module reads and writes
+MIN_FORMAT_VERSION = 1  # the oldest version it still reads
+MEM_FREE_VERSION = 2  # the first version with MemFree host events
 HEADER_MAGIC = b"UVMTRACE"
 FOOTER_MAGIC = b"UVTEND01"
 HEADER_FIXED_BYTES = 8 + 4 + 4 + 8  # magic, u32 version, u32 flags, u64 metadata length
@@ -49,6 +51,7 @@ class HostEventType(enum.IntEnum):
     MemAdvise = 2
     Synchronize = 3
     CpuAccess = 4
+    MemFree = 5  # cudaFree of an allocation (format version 2)
 
 
 class Advice(enum.IntEnum):
@@ -75,7 +78,7 @@ class HostEvent:
     kernel_id: int = 0  # KernelLaunch
     launch_index: int = 0  # KernelLaunch; assigned by the writer
     iteration: int = -1  # KernelLaunch; -1 = not in a host loop
-    va: int = 0  # MemPrefetch, MemAdvise, CpuAccess
+    va: int = 0  # MemPrefetch, MemAdvise, CpuAccess; MemFree: the allocation's base
     size: int = 0
     device: Processor = Processor.Gpu  # prefetch destination / advice target
     advice: Advice = Advice.SetPreferredLocation  # MemAdvise
@@ -96,6 +99,8 @@ class HostEvent:
                       f"iteration={self.iteration}")
         elif t == HostEventType.Synchronize:
             fields = ""
+        elif t == HostEventType.MemFree:
+            fields = f"va={self.va:#x}"
         else:
             fields = f"va={self.va:#x}, size={self.size}"
             if t == HostEventType.MemPrefetch:
@@ -257,6 +262,8 @@ def encode_host_event(ev, out):
         put_varint(out, ev.va)
         put_varint(out, ev.size)
         out.append(int(ev.kind))
+    elif t == HostEventType.MemFree:
+        put_varint(out, ev.va)
 
 
 def _decode_processor(r):
@@ -278,11 +285,13 @@ def _decode_range(r, ev):
                "space")
 
 
-def decode_host_event(r):
-    """Decodes and range-checks one host event at the cursor `r`."""
+def decode_host_event(r, version=FORMAT_VERSION):
+    """Decodes and range-checks one host event of a version-`version` trace at the cursor `r`."""
     t = r.u8()
-    if t > HostEventType.CpuAccess:
-        r.fail(f"unknown host event type {t}")
+    if t > HostEventType.MemFree or (t == HostEventType.MemFree and version < MEM_FREE_VERSION):
+        r.fail(f"unknown host event type {t}" +
+               (f" in a version {version} trace (MemFree needs version {MEM_FREE_VERSION})"
+                if t == HostEventType.MemFree else ""))
     ev = HostEvent(type=HostEventType(t))
     if t == HostEventType.KernelLaunch:
         ev.kernel_id = r.varint32("kernel id")
@@ -308,4 +317,6 @@ def decode_host_event(r):
         if kind > AccessKind.Atomic:
             r.fail(f"unknown access kind {kind}")
         ev.kind = AccessKind(kind)
+    elif t == HostEventType.MemFree:
+        ev.va = r.varint()
     return ev

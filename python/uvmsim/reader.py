@@ -25,6 +25,7 @@ from .codec import (
     KNOWN_HEADER_FLAGS,
     LAUNCH_ENTRY_BYTES,
     MAX_CHUNK_RAW_BYTES,
+    MIN_FORMAT_VERSION,
     ByteReader,
     HostEventType,
     decode_host_event,
@@ -213,9 +214,10 @@ class Trace:
                                  f"{HEADER_FIXED_BYTES})")
         fixed = self._read_at(0, HEADER_FIXED_BYTES, "header")
         self.version = get_u32(fixed, 8)
-        if self.version != FORMAT_VERSION:
+        if not MIN_FORMAT_VERSION <= self.version <= FORMAT_VERSION:
             self._fail("header", f"unsupported format version {self.version} (this build of "
-                                 f"uvmsim supports version {FORMAT_VERSION})")
+                                 f"uvmsim supports versions {MIN_FORMAT_VERSION} to "
+                                 f"{FORMAT_VERSION})")
         flags = get_u32(fixed, 12)
         if flags & ~KNOWN_HEADER_FLAGS:
             self._fail("header", f"unknown flags {hex32(flags)}")
@@ -403,7 +405,7 @@ class Trace:
             off = 0
             for _ in range(self.chunks[ci].count):
                 r = ByteReader(raw, off, len(raw), self.name, "chunk", ci)
-                ev = decode_host_event(r)
+                ev = decode_host_event(r, self.version)
                 if ev.type == HostEventType.KernelLaunch:
                     if ev.launch_index != next_launch or ev.launch_index >= len(self.launches):
                         r.fail(f"kernel launch numbered {ev.launch_index}, expected {next_launch}")

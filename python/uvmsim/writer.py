@@ -18,8 +18,9 @@ from .codec import (
     CHUNK_BLOCKS,
     CHUNK_HOST,
     FOOTER_MAGIC,
-    FORMAT_VERSION,
     HEADER_MAGIC,
+    MEM_FREE_VERSION,
+    MIN_FORMAT_VERSION,
     U32_MAX,
     U64_MAX,
     AccessKind,
@@ -116,12 +117,16 @@ class TraceWriter:
             text = metadata.to_bytes()
         except (TypeError, ValueError) as e:
             _misuse(f"metadata is not JSON-serialisable: {e}")
+        # The lowest version that can hold the trace: version 1 until a MemFree event needs 2;
+        # finish() then rewrites the version and the header CRC (as the C++ writer does).
+        self._version = MIN_FORMAT_VERSION
         header = bytearray(HEADER_MAGIC)
-        put_u32(header, FORMAT_VERSION)
+        put_u32(header, self._version)
         put_u32(header, 0)  # flags
         put_u64(header, len(text))
         header += text
         put_u32(header, crc32(header))
+        self._header = header
         try:
             self._file = open(self.path, "wb")
         except OSError as e:
@@ -170,6 +175,8 @@ class TraceWriter:
             self._block_buf = bytearray()
 
     def _add_host(self, ev):
+        if ev.type == HostEventType.MemFree:
+            self._version = max(self._version, MEM_FREE_VERSION)
         encode_host_event(ev, self._host_buf)
         self._host_total += 1
         if len(self._host_buf) >= self._chunk_raw_bytes:
@@ -399,6 +406,15 @@ class TraceWriter:
         put_u32(footer, crc32(index))
         footer += FOOTER_MAGIC
         self._write(footer)
+        if self._version != MIN_FORMAT_VERSION:
+            header = self._header[:-4]
+            header[8:12] = self._version.to_bytes(4, "little")
+            put_u32(header, crc32(header))
+            try:
+                self._file.seek(0)
+                self._file.write(header)
+            except OSError as e:
+                raise TraceError(self.path, "write", f"cannot write: {e.strerror}") from None
         try:
             self._file.close()
         except OSError as e:

@@ -78,6 +78,9 @@ std::string describe(const trace::HostEvent& ev, const trace::Metadata& m) {
       s += std::string(" ") + kind_name(ev.kind) + " va=" + hex(ev.va) +
            " size=" + std::to_string(ev.size);
       break;
+    case HostEventType::MemFree:
+      s += " va=" + hex(ev.va);
+      break;
   }
   return s;
 }
@@ -123,7 +126,7 @@ json collect_info(trace::TraceReader& r) {
   }
 
   json counts = {{"total", 0}};
-  for (int t = 0; t <= static_cast<int>(trace::HostEventType::CpuAccess); ++t) {
+  for (int t = 0; t <= static_cast<int>(trace::HostEventType::MemFree); ++t) {
     counts[trace::to_string(static_cast<trace::HostEventType>(t))] = 0;
   }
   std::vector<std::int32_t> iteration(r.launches().size(), -1);
@@ -214,7 +217,7 @@ void print_info_text(const json& j, std::ostream& out) {
   const json& h = j["host_events"];
   row("host events:") << h["total"] << " (";
   bool first = true;
-  for (int t = 0; t <= static_cast<int>(trace::HostEventType::CpuAccess); ++t) {
+  for (int t = 0; t <= static_cast<int>(trace::HostEventType::MemFree); ++t) {
     const char* name = trace::to_string(static_cast<trace::HostEventType>(t));
     out << (first ? "" : ", ") << name << " " << h[name];
     first = false;

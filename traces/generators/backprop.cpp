@@ -141,6 +141,8 @@ void write_backprop(GenContext& ctx) {
     wl.cpu_write(delta);   // and copies the hidden deltas back
     wl.launch(ka, it);
   }
+  // bpnn_train_cuda ends by freeing its device buffers.
+  for (const std::uint32_t a : {input, weights, partial, delta, prev}) wl.free(a);
   wl.write();
 }
 

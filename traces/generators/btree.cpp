@@ -209,6 +209,8 @@ void write_btree(GenContext& ctx) {
   });
   wl.cpu_write({knodes, recs, curr, offset, keys});
   wl.launch(k);
+  // kernel_gpu_cuda_wrapper ends by freeing its device buffers.
+  for (const std::uint32_t a : {knodes, recs, curr, offset, keys, ans}) wl.free(a);
   wl.write();
 }
 

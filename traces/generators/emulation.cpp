@@ -96,6 +96,13 @@ void Workload::advise(std::uint32_t alloc, trace::Advice advice, Processor devic
   script_.push_back(s);
 }
 
+void Workload::free(std::uint32_t alloc) {
+  Step s;
+  s.event.type = trace::HostEventType::MemFree;
+  s.event.va = base(alloc);
+  script_.push_back(s);
+}
+
 void Workload::launch(std::uint32_t kernel, std::int32_t iteration) {
   Step s;
   s.launch = true;

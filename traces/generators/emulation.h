@@ -211,6 +211,8 @@ class Workload {
                 std::uint64_t bytes = ~std::uint64_t{0});
   /// cudaMemAdvise(alloc, size, advice, device) over the whole allocation.
   void advise(std::uint32_t alloc, trace::Advice advice, Processor device);
+  /// cudaFree(alloc): a MemFree host event (the trace becomes format version 2).
+  void free(std::uint32_t alloc);
   /// A kernel launch followed by cudaDeviceSynchronize.
   void launch(std::uint32_t kernel, std::int32_t iteration = -1);
   /// A host loop: for it in 0..iters-1, launch each of `kernels` in order with iteration it.

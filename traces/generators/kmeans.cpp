@@ -93,6 +93,9 @@ void write_kmeans(GenContext& ctx) {
     wl.cpu_read(member);     // new centres are computed on the host
     wl.cpu_write(clusters);  // and copied back
   }
+  // cluster() ends with deallocateMemory(), which frees the device buffers, before main
+  // prints the centres from host memory.
+  for (const std::uint32_t a : {feat, flip, member, clusters}) wl.free(a);
   wl.write();
 }
 

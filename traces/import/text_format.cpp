@@ -164,6 +164,13 @@ class TextParser::Impl {
       ev.device = need_device(next_token(rest), where, "advise.device");
       no_more(rest, where, "advise");
       range_event(ev, where, "advise");
+    } else if (d == "free") {
+      // cudaFree(ptr): the base address of an allocation (the simulator checks that it is one).
+      HostEvent ev;
+      ev.type = HostEventType::MemFree;
+      ev.va = need_uint(next_token(rest), where, "free.address");
+      no_more(rest, where, "free");
+      b_.host_event(ev);
     } else if (d == "sync") {
       no_more(rest, where, "sync");
       HostEvent ev;
@@ -195,7 +202,7 @@ class TextParser::Impl {
     } else {
       fail(where, "directive",
            "unknown directive " + quoted(d) +
-               " (alloc, kernel, launch, prefetch, advise, sync, cpu, workload, gpu, or an "
+               " (alloc, kernel, launch, prefetch, advise, sync, cpu, free, workload, gpu, or an "
                "access line starting with its threadblock)");
     }
   }

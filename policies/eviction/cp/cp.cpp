@@ -100,6 +100,7 @@ class CyclicProtection final : public EvictionPolicy {
     return v != kNoBlock ? v : fallback;
   }
   bool uses_observability() const override { return observe_; }
+  bool runs_in_userspace() const override { return true; }  // ObservUVM §V-C
   /// The unobserved regions nearest S, at most observe_depth of them.
   void observability_candidates(ObservationSink& sink, Tick) override {
     offer_from_head(unprotected_, sink, engine_, depth_);

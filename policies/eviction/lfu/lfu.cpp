@@ -57,6 +57,7 @@ class Lfu final : public EvictionPolicy {
     return fallback;
   }
   bool uses_observability() const override { return observe_; }
+  bool runs_in_userspace() const override { return true; }  // ObservUVM §V-C
   /// The unobserved regions of the lowest bins, in eviction order.
   void observability_candidates(ObservationSink& sink, Tick) override {
     for (const auto& bin : bins_)

@@ -33,6 +33,7 @@ class Lru final : public EvictionPolicy {
     return first_except(list_, requester);
   }
   bool uses_observability() const override { return observe_; }
+  bool runs_in_userspace() const override { return true; }  // ObservUVM §V-C
   /// setObservabilityCandidate: the unobserved regions closest to the head.
   void observability_candidates(ObservationSink& sink, Tick) override {
     offer_from_head(list_, sink, engine_);

@@ -12,11 +12,17 @@
 //    "Data Mapping Enforcement");
 //  * partial mapping: the first chunks as "to the GPU", the rest as "to the CPU".
 // The quantities come from the static hints (docs/hints.md "Li & Chapman"): RL = reads + writes of
-// the kernel's use of the object at the launch's iteration; GL = the sum of RL over the launch
-// sequence (RF x RL); next use = the launch sequence's next_use. docs/placement.md.
+// the kernel's use of the object at the launch's iteration. What RDM and GLM need about the
+// future is the compiler's estimate, as in the paper (static_estimates.h): GL = sum over launch
+// sites of the estimated invocation frequency x RL (§4.1), next reuse time = target region
+// counter + the estimated target reuse distance of the launch's site (§3.4, §4.3). The oracle
+// schemes `rdm-oracle` and `glm-oracle` read the future instead: the launch sequence's exact
+// next_use and the actual launch count of every kernel. docs/placement.md.
 #include <algorithm>
+#include <optional>
 
 #include "policies/placement/objects/object_manager.h"
+#include "policies/placement/objects/static_estimates.h"
 #include "policies/policy.h"
 #include "policies/registry.h"
 
@@ -48,7 +54,13 @@ class AllocationIndex {
   std::vector<std::uint32_t> index_;
 };
 
-template <Scheme S>
+/// Where RDM's and GLM's knowledge of the future comes from.
+enum class Future : std::uint8_t {
+  Estimated,  ///< the compiler's estimates (the paper's schemes)
+  Oracle,     ///< the exact launch sequence (an upper bound)
+};
+
+template <Scheme S, Future F = Future::Estimated>
 class ObjectPlacement final : public PlacementPolicy {
  public:
   explicit ObjectPlacement(const PolicyContext& ctx)
@@ -57,7 +69,8 @@ class ObjectPlacement final : public PlacementPolicy {
         manager_(
             S, ctx.engine().capacity_chunks(),
             ctx.params.contains("partial_mapping") && ctx.params["partial_mapping"].get<bool>(),
-            ctx.params.value("density_threshold", 0.5)) {}
+            ctx.params.value("density_threshold", 0.5)),
+        trip_count_(ctx.params.value("trip_count", objects::kEstimatedTripCount)) {}
 
   Decision place(const VaBlock& b, unsigned, AccessKind, Tick) override {
     return b.preferred == PreferredLocation::Cpu ? Decision::MapRemote : Decision::MigrateToGpu;
@@ -87,9 +100,15 @@ class ObjectPlacement final : public PlacementPolicy {
                               static_cast<double>(u.writes.at(k.iteration));
       use.density =
           static_cast<double>(u.bytes.at(k.iteration)) / static_cast<double>(size_of(*h, *r));
-      if (lh) {
-        for (const auto& [alloc, next] : lh->next_use)
-          if (alloc == u.alloc && next >= 0) use.next_use = next;
+      if (F == Future::Oracle) {
+        if (lh) {
+          for (const auto& [alloc, next] : lh->next_use)
+            if (alloc == u.alloc && next >= 0) use.next_use = next;
+        }
+      } else if (program_) {
+        // Next reuse time = target region counter + the site's estimated reuse distance.
+        const std::int64_t d = program_->reuse_distance(k.launch_index, u.alloc);
+        if (d >= 0) use.next_use = static_cast<std::int64_t>(k.launch_index) + d;
       }
       uses.push_back(use);
     }
@@ -99,6 +118,10 @@ class ObjectPlacement final : public PlacementPolicy {
 
   void report(nlohmann::json& out) const override {
     out["scheme"] = objects::to_string(S);
+    if (S == Scheme::Rdm || S == Scheme::Glm) {
+      out["future"] = F == Future::Oracle ? "oracle" : "estimated";
+      if (F == Future::Estimated) out["trip_count"] = trip_count_;
+    }
     out["launches_planned"] = launches_planned_;
     out["launches_without_hints"] = launches_without_hints_;
     out["object_evictions"] = evictions_;
@@ -125,9 +148,17 @@ class ObjectPlacement final : public PlacementPolicy {
   }
 
   /// The GPU object table (§4.1): every managed allocation with its global locality
-  /// GL_d = sum_i RF_i x RL_{i,d} (Eq. 1), summed over the launch sequence.
+  /// GL_d = sum_i RF_i x RL_{i,d} (Eq. 1): estimated (static_estimates.h), or, for the oracle,
+  /// summed over the actual launch sequence.
   void init(const trace::Hints& h) {
     initialised_ = true;
+    if (F == Future::Estimated) {
+      program_.emplace(h, trip_count_);
+      for (std::uint32_t a = 0; a < allocs_.size(); ++a)
+        if (const VaRange* r = allocs_[a])
+          manager_.add_object(a, r->num_blocks, program_->global_locality(a));
+      return;
+    }
     std::vector<double> gl(allocs_.size(), 0);
     auto add = [&](std::uint32_t kernel, std::int32_t it) {
       const trace::KernelHint* kh = h.kernel(kernel);
@@ -183,6 +214,8 @@ class ObjectPlacement final : public PlacementPolicy {
   PolicyEngine& engine_;
   AllocationIndex allocs_;
   objects::ObjectManager manager_;
+  std::uint32_t trip_count_;
+  std::optional<objects::StaticProgram> program_;  ///< the estimates (not for the oracle)
   bool initialised_ = false;
   std::uint64_t launches_planned_ = 0, launches_without_hints_ = 0;
   std::uint64_t evictions_ = 0, to_gpu_ = 0, to_cpu_ = 0, partial_ = 0;
@@ -215,6 +248,21 @@ Knob density_knob() {
                       "faults (implicit) (section 3.1)");
 }
 
+// The oracles (a macro argument cannot hold a template's comma).
+using GlmOracle = ObjectPlacement<Scheme::Glm, Future::Oracle>;
+using RdmOracle = ObjectPlacement<Scheme::Rdm, Future::Oracle>;
+
+Knob trip_count_knob() {
+  return Knob::integer("trip_count", objects::kEstimatedTripCount, 1, 1 << 20,
+                       "loop trip count the compile-time estimates assume (LLVM's branch "
+                       "weights 124:4 without profile data: 32); sections 4.1, 4.3");
+}
+
+Knob partial_mapping_knob() {
+  return Knob::boolean("partial_mapping", true,
+                       "map the first part of the object that does not fit (section 3.4)");
+}
+
 }  // namespace
 
 UVMSIM_REGISTER_PLACEMENT("rlm",
@@ -222,16 +270,22 @@ UVMSIM_REGISTER_PLACEMENT("rlm",
                           "others stay in CPU memory (preferred location CPU)",
                           ObjectPlacement<Scheme::Rlm>, density_knob());
 UVMSIM_REGISTER_PLACEMENT("glm",
-                          "Li & Chapman GLM: objects by global locality (sum of launch frequency "
-                          "x regional locality)",
-                          ObjectPlacement<Scheme::Glm>, density_knob());
+                          "Li & Chapman GLM: objects by global locality (sum of the estimated "
+                          "launch frequency x regional locality)",
+                          ObjectPlacement<Scheme::Glm>, density_knob(), trip_count_knob());
+UVMSIM_REGISTER_PLACEMENT("glm-oracle",
+                          "GLM with the actual launch counts instead of the compiler's estimate "
+                          "(an upper bound, not the paper's scheme)",
+                          GlmOracle, density_knob());
 UVMSIM_REGISTER_PLACEMENT(
     "rdm",
-    "Li & Chapman RDM: target reuse distance (Belady-like next reuse time, global-locality tie "
-    "break) with partial mapping",
-    ObjectPlacement<Scheme::Rdm>, density_knob(),
-    Knob::boolean("partial_mapping", true,
-                  "map the first part of the object that does not fit (section 3.4)"));
+    "Li & Chapman RDM: target reuse distance (Belady-like next reuse time from the compiler's "
+    "estimated distances, global-locality tie break) with partial mapping",
+    ObjectPlacement<Scheme::Rdm>, density_knob(), trip_count_knob(), partial_mapping_knob());
+UVMSIM_REGISTER_PLACEMENT("rdm-oracle",
+                          "RDM with the exact next use of every object from the launch sequence "
+                          "(Belady's future; an upper bound, not the paper's scheme)",
+                          RdmOracle, density_knob(), partial_mapping_knob());
 UVMSIM_REGISTER_PLACEMENT("object-lru",
                           "object-level LRU (Li & Chapman's runtime reference): a kernel's objects "
                           "prefetched, least recently used objects replaced",

@@ -27,6 +27,7 @@ class Fdp final : public PrefetchPolicy {
 
   unsigned prefetch_threshold() const override { return threshold_; }
   bool uses_observability() const override { return true; }
+  bool runs_in_userspace() const override { return true; }  // ObservUVM §V-C
 
   void on_prefetch(const VaBlock& b, const PageMask& pages, Tick) override {
     queue_.push(b.id, pages);

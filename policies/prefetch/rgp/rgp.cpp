@@ -31,6 +31,8 @@ class Rgp final : public PrefetchPolicy {
 
   bool uses_observability() const override { return true; }
 
+  bool runs_in_userspace() const override { return true; }  // ObservUVM §V-C
+
   void on_page_fault(const VaBlock& b, unsigned, Tick) override {
     Range& r = ranges_[b.range];
     if (r.last == b.id) return;
