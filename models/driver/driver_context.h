@@ -17,7 +17,7 @@ struct DriverContext {
   const SimConfig& cfg;
   std::uint32_t batch_id = 0;   ///< the latest fault batch's id (1, 2, ...)
   std::int64_t log_batch = -1;  ///< batch id for event-log rows, -1 outside fault batches
-  Tick clock = 0;          ///< time of the latest hook or access notification (for action wake-ups)
+  Tick clock = 0;  ///< time of the latest hook or access notification (for action wake-ups)
   std::string trace_name{};  ///< the trace's path, for errors about what it does
 
   Stats& stats() { return sim.stats; }
