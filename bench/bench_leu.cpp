@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/config.h"
 #include "policies/eviction/leu/leu_model.h"
 #include "sim/cli/commands.h"
-#include "core/config.h"
 #include "sim/simulator.h"
 
 namespace {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/calibrate/metrics.h"
 #include "core/config.h"
+#include "sim/calibrate/metrics.h"
 #include "traces/measurements/measurement.h"
 
 namespace uvmsim::calib {
