@@ -45,6 +45,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 from collections import OrderedDict, defaultdict
 
 import matplotlib
@@ -997,6 +998,12 @@ def main():
         for name, fig, caption in figs:
             caption += html.escape(note)
             manifest["figures"][name + suffix] = dict(infos.get(name, {}), caption=caption)
+            if note:
+                # The same words under the figure itself: a PNG or SVG copied into a paper keeps
+                # what its whiskers and hatching mean.
+                fig.text(0.5, 0.0, textwrap.fill(note.strip(), 140), ha="center", va="top",
+                         fontsize=8, color="#444444")
+                manifest["figures"][name + suffix]["footnote"] = note.strip()
             save(fig, out_dir, name + suffix, written)
             items.append('<figure id="%s"><a href="%s.svg"><img src="%s.png" alt="%s"></a>'
                          '<figcaption>%s (<a href="%s.svg">SVG</a>)</figcaption></figure>'

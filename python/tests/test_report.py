@@ -90,6 +90,9 @@ def test_seed_spread_is_drawn_as_min_max_whiskers_and_bands(synthetic):
     assert line["min"] == pytest.approx([100e-6, 200e-6])
     assert line["max"] == pytest.approx([160e-6, 320e-6])
     assert "minimum to maximum" in rt["caption"]
+    # ... and under the figure itself, so a copied PNG/SVG keeps the meaning of its whiskers.
+    assert "minimum to maximum" in rt["footnote"]
+    assert "minimum to maximum" in (out / "runtime_vs_oversub.svg").read_text()
     for name in ("page_faults", "runtime_vs_oversub", "link_traffic", "prefetch_use"):
         png = (out / (name + ".png")).read_bytes()
         assert png[1:4] == b"PNG" and len(png) > 5000, name
