@@ -19,6 +19,8 @@
 namespace uvmsim {
 
 enum class ReplayPolicy : std::uint8_t { Block = 0, Batch = 1, BatchFlush = 2, Once = 3 };
+/// Which held-back misses a uTLB raises again after a replay (models/gpu.cpp, Gpu::on_replay).
+enum class UtlbReplayOrder : std::uint8_t { Age = 0, RoundRobin = 1 };
 
 /// A size-dependent transfer-time curve: (bytes, ns) points, linearly interpolated and
 /// extrapolated past the last point at the last segment's slope. Fitted to measured copy times.
@@ -63,6 +65,8 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(sms_per_utlb, std::uint32_t, 1, integer, 1, 4096, "SMs sharing one uTLB (fault source)")      \
   X(utlb_max_outstanding_faults, std::uint32_t, 56, integer, 1, 65536,                            \
     "outstanding far faults per uTLB (Allen & Ge: 56)")                                           \
+  X(utlb_replay_order, UtlbReplayOrder, UtlbReplayOrder::Age, choice, {"age", "round_robin"},     \
+    "which held-back misses a uTLB raises after a replay: its oldest first (age), or round_robin: a miss raised again goes behind those still held back") \
   X(fault_buffer_entries, std::uint32_t, 8192, integer, 1, 1 << 24,                               \
     "replayable fault buffer entries")                                                            \
   X(fault_latency_ns, double, 500, number, 0, 1e9, "TLB miss to fault entry visible in the buffer") \

@@ -19,6 +19,7 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
   utlb_interval_ = ns_to_ps(cfg_.gpu.utlb_fault_interval_ns);
   write_interval_ = ns_to_ps(cfg_.gpu.fault_write_interval_ns);
   paced_ = utlb_interval_ > 0 || write_interval_ > 0;
+  round_robin_ = cfg_.gpu.utlb_replay_order == UtlbReplayOrder::RoundRobin;
   l1_.resize(cfg_.gpu.num_sms);
   for (auto& t : l1_) t.reset(cfg_.tlb.l1_entries, cfg_.tlb.l1_assoc);
   l2_.reset(cfg_.tlb.l2_entries, cfg_.tlb.l2_assoc);
@@ -382,7 +383,7 @@ void Gpu::on_fault_report(std::uint32_t u, Tick now) {
 void Gpu::free_record(std::uint32_t rid) {
   FaultRecord& fr = records_[rid];
   fr.live = false;
-  ++record_gen_[rid];
+  if (++record_gen_[rid] == kNil) record_gen_[rid] = 0;  // kNil marks moved uTLB queue entries
   --utlbs_[fr.utlb].live;
   free_records_.push_back(rid);
 }
@@ -479,12 +480,22 @@ void Gpu::on_replay(Tick now) {
     std::size_t i = ut.fifo_head;
     while (i < ut.fifo.size() && record_gen_[ut.fifo[i].first] != ut.fifo[i].second) ++i;
     ut.fifo_head = i;
-    for (; i < ut.fifo.size(); ++i) {
+    // `age`: the oldest misses first, so the warps that faulted first are served again first.
+    // `round_robin`: a miss raised again goes to the back of the queue (its old place becomes
+    // dead), behind the misses still held back, so the warps take the uTLB's entries in turn.
+    // Which order the hardware uses is not documented; docs/driver-model.md ("Which misses a
+    // uTLB raises after a replay") measures what each gives.
+    const std::size_t end = ut.fifo.size();
+    for (; i < end; ++i) {
       const auto [rid, gen] = ut.fifo[i];
       if (record_gen_[rid] != gen) continue;
       if (ut.outstanding >= cfg_.gpu.utlb_max_outstanding_faults || !buffer_room()) break;
       ++ctx_.stats.fault_retries;
       raise_entry(records_[rid], retry_at);
+      if (round_robin_) {
+        ut.fifo[i].second = kNil;  // never a record's generation (free_record skips it)
+        ut.fifo.emplace_back(rid, gen);
+      }
     }
     ctx_.stats.utlb_stalls += ut.live - ut.outstanding;
     // Drop dead entries once they dominate, so the walk above stays short.

@@ -136,6 +136,7 @@ class Gpu final : public ThreadblockSource {
   Tick l1_lat_, l2_lat_, walk_lat_, fault_lat_;
   Tick utlb_interval_, write_interval_;
   bool paced_;          ///< fault reports go through the GMMU's pacing
+  bool round_robin_;    ///< gpu.utlb_replay_order = round_robin
   Tick gmmu_free_ = 0;  ///< the GMMU may write its next fault entry from here on
   std::size_t queued_reports_ = 0;
 

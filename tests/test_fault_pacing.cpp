@@ -86,5 +86,50 @@ TEST(FaultPacing, Deterministic) {
   EXPECT_EQ(a.dump(), b.dump());
 }
 
+// gpu.utlb_replay_order: which held-back misses a uTLB raises after a replay. Two warps of one
+// threadblock (one SM, one uTLB) miss on two pages each, in one instruction: warp 0 on pages
+// 0 and 1, warp 1 on pages 2 and 3. The uTLB holds 2 outstanding faults and a batch takes 1
+// entry, so every batch services one page and BATCH_FLUSH discards the other raised entry.
+// `age` raises the oldest misses again (page 1 before warp 1's pages), so the pages come in
+// fault order. `round_robin`: the first replay raises pages 1 and 2 (page 3 stays held) and
+// sends both behind page 3; batch 2 takes page 1, and the next replay raises page 3 before
+// page 2, so warp 1's second page overtakes its first.
+std::vector<unsigned long long> migrated_pages(const std::string& order) {
+  TempDir d;
+  Program p({{"a", 2 << 20}});
+  p.meta.kernels[0].block = {64, 1, 1};
+  const auto t = d.file("two-warps.uvt");
+  p.open(t);
+  p.cpu_write(0, 0, 4 * 4096);  // host-resident, so every serviced page is a migration
+  p.w->begin_launch(0);
+  p.w->begin_block(2);
+  for (std::uint32_t warp = 0; warp < 2; ++warp) {
+    for (std::uint64_t page = 2 * warp; page < 2 * warp + 2; ++page) {
+      trace::AccessRecord r;
+      r.va = p.base(0) + page * 4096;
+      r.bytes = 4;
+      r.gap_cycles = 0;  // one instruction: both misses at once
+      p.w->access(warp, r);
+    }
+  }
+  p.w->end_block();
+  p.finish();
+  const auto events = d.file("e.csv");
+  run_sim(
+      t,
+      {"engine.prefetch=none", "gpu.utlb_fault_interval_ns=0", "gpu.utlb_max_outstanding_faults=2",
+       "driver.fault_batch_count=1", "gpu.utlb_replay_order=" + order},
+      std::nullopt, std::nullopt, events);
+  std::vector<unsigned long long> pages;
+  for (const auto& r : read_events(events))
+    if (r.event == "migration") pages.push_back((r.va - p.base(0)) / 4096);
+  return pages;
+}
+
+TEST(UtlbReplayOrder, AgeKeepsFaultOrderRoundRobinSendsRaisedMissesBack) {
+  EXPECT_EQ(migrated_pages("age"), (std::vector<unsigned long long>{0, 1, 2, 3}));
+  EXPECT_EQ(migrated_pages("round_robin"), (std::vector<unsigned long long>{0, 1, 3, 2}));
+}
+
 }  // namespace
 }  // namespace uvmsim::test
