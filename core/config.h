@@ -39,8 +39,9 @@ inline constexpr double kMaxSimTimeS = 1e6;
 // The row declares the struct field with its default initialiser and the Knob
 // "<group>.<field>" (core/knob.h) that checks values, lists the knob and documents it
 // (`uvmsim run --list-knobs`, docs/knobs.md). The kinds are the Knob factories: integer(lo, hi),
-// number(lo, hi), number_or_zero(lo, hi), boolean, text, choice({names}) for an enum whose
-// values are 0, 1, ... in the names' order, size_choice({sizes}) and curve.
+// integer_pow2(lo, hi) (a power of two in [lo, hi]), number(lo, hi), number_or_zero(lo, hi),
+// boolean, text, choice({names}) for an enum whose values are 0, 1, ... in the names' order,
+// size_choice({sizes}) and curve.
 //
 // Bounds on time-valued knobs keep simulated time far below the 64-bit picosecond clock's
 // limit: every latency and per-item cost is at most 1 s, the run stops at max_sim_time_s
@@ -115,6 +116,12 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(prefetch_enable, bool, true, boolean, "uvm_perf_prefetch_enable")                             \
   X(prefetch_threshold, std::uint32_t, 51, integer, 0, 100, "uvm_perf_prefetch_threshold (%)")    \
   X(prefetch_min_faults, std::uint32_t, 1, integer, 1, 20, "uvm_perf_prefetch_min_faults")        \
+  X(prefetch_cross_block, bool, false, boolean,                                                   \
+    "what-if: the tree prefetcher extends its density tree above the 2 MB block (4 MB, 8 MB, ... "  \
+    "nodes aligned to the allocation) and prefetches a passing node's other blocks whole; the "     \
+    "real driver never crosses the block (docs/driver-model.md)")                                  \
+  X(prefetch_cross_block_max_mb, std::uint32_t, 32, integer_pow2, 4, 1024,                        \
+    "largest tree node above the block with prefetch_cross_block, in MB (a power of two)")        \
   X(evict_dirty_only, bool, false, boolean,                                                       \
     "what-if: copy back only written pages on eviction (the real driver copies all)")             \
   X(pma_batch_chunks, std::uint32_t, 64, integer, 1, 1 << 20,                                     \

@@ -1,5 +1,6 @@
 #include "core/knob.h"
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -119,12 +120,13 @@ Knob Knob::make(std::string name, Type type, std::string doc) {
 }
 
 Knob Knob::make_integer(std::string name, json def, std::int64_t lo, std::uint64_t hi,
-                        std::string doc) {
+                        std::string doc, bool pow2) {
   Knob k = make(std::move(name), Type::Integer, std::move(doc));
   if (lo > 0 && static_cast<std::uint64_t>(lo) > hi)
     throw std::logic_error("knob " + k.name_ + ": empty range");
   k.int_lo_ = lo;
   k.int_hi_ = hi;
+  k.pow2_ = pow2;
   k.set_default(std::move(def));
   return k;
 }
@@ -222,7 +224,8 @@ const char* Knob::type_name() const {
 std::string Knob::range() const {
   switch (type_) {
     case Type::Integer:
-      return std::to_string(int_lo_) + " .. " + std::to_string(int_hi_);
+      return std::to_string(int_lo_) + " .. " + std::to_string(int_hi_) +
+             (pow2_ ? ", a power of 2" : "");
     case Type::Number:
       return (zero_ok_ ? "0 or " : "") + number_text(lo_) + " .. " + number_text(hi_);
     case Type::Boolean:
@@ -266,6 +269,8 @@ json Knob::check(const json& v, const std::string& where, const std::string& key
       if (below || (!i->negative && i->magnitude > int_hi_))
         throw fail("value " + v.dump() + " out of range [" + std::to_string(int_lo_) + ", " +
                    std::to_string(int_hi_) + "]");
+      if (pow2_ && (i->negative || !std::has_single_bit(i->magnitude)))
+        throw fail("value " + v.dump() + " is not a power of two");
       return int_json(*i);
     }
     case Type::Number: {

@@ -34,6 +34,14 @@ class Knob {
     return make_integer(std::move(name), std::move(def), static_cast<std::int64_t>(lo),
                         static_cast<std::uint64_t>(hi), std::move(doc));
   }
+  /// As integer(), and the value must also be a power of two (lo and hi need not be).
+  template <std::integral Lo, std::integral Hi>
+  static Knob integer_pow2(std::string name, nlohmann::json def, Lo lo, Hi hi, std::string doc) {
+    if (!std::in_range<std::int64_t>(lo) || !std::in_range<std::uint64_t>(hi))
+      throw std::logic_error("knob " + name + ": integer bounds out of range");
+    return make_integer(std::move(name), std::move(def), static_cast<std::int64_t>(lo),
+                        static_cast<std::uint64_t>(hi), std::move(doc), /*pow2=*/true);
+  }
   /// A finite real number in [lo, hi]. Accepts JSON numbers and plain decimal strings.
   static Knob number(std::string name, nlohmann::json def, double lo, double hi, std::string doc);
   /// 0 (the doc says what it means) or a real number in [lo, hi], lo > 0: for rates where a tiny
@@ -66,7 +74,8 @@ class Knob {
   const std::vector<std::string>& choices() const { return choices_; }
   std::int64_t int_lo() const { return int_lo_; }  ///< Integer bounds
   std::uint64_t int_hi() const { return int_hi_; }
-  double lo() const { return lo_; }  ///< Number bounds
+  bool int_pow2() const { return pow2_; }  ///< Integer: only powers of two are accepted
+  double lo() const { return lo_; }        ///< Number bounds
   double hi() const { return hi_; }
 
   /// "integer", "number", "bool", "string", "enum" or "curve".
@@ -90,7 +99,7 @@ class Knob {
 
  private:
   static Knob make_integer(std::string name, nlohmann::json def, std::int64_t lo, std::uint64_t hi,
-                           std::string doc);
+                           std::string doc, bool pow2 = false);
   static Knob make(std::string name, Type type, std::string doc);
 
   std::string name_;
@@ -99,6 +108,7 @@ class Knob {
   std::string doc_;
   std::int64_t int_lo_ = 0;  ///< Integer
   std::uint64_t int_hi_ = 0;
+  bool pow2_ = false;                 ///< Integer: only powers of two
   double lo_ = 0, hi_ = 0;            ///< Number
   bool zero_ok_ = false;              ///< Number: 0 is accepted besides [lo, hi]
   std::vector<std::string> choices_;  ///< Choice

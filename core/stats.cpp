@@ -83,6 +83,8 @@ nlohmann::json Stats::driver_json() const {
           {"access_counter_batches", access_counter_batches},
           {"access_counter_single_page", access_counter_single_page},
           {"region_prefetches", region_prefetches},
+          {"cross_block_prefetches", cross_block_prefetches},
+          {"cross_block_prefetch_bytes", cross_block_prefetch_bytes},
           {"frees", frees},
           {"freed_gpu_pages", freed_gpu_pages},
           {"freed_cpu_pages", freed_cpu_pages},

@@ -180,6 +180,9 @@ struct Stats {
   Tick flush_time = 0;  ///< bottom-half time spent discarding flushed fault-buffer entries
   BatchStats batch;
   std::uint64_t region_prefetches = 0;  ///< whole regions migrated for setPrefetchRegion
+  /// Of those, the regions the tree prefetcher asked for across the 2 MB block
+  /// (driver.prefetch_cross_block), and the bytes they copied to the GPU (cause region_prefetch).
+  std::uint64_t cross_block_prefetches = 0, cross_block_prefetch_bytes = 0;
   ObservabilityStats observe;
   PlacementStats placement;
   PrefetchUseStats prefetch_use;

@@ -94,6 +94,14 @@ class PolicyEngine {
   virtual void running_threadblocks(std::vector<ThreadblockProgress>& out) const = 0;
   /// Id of the fault batch being serviced (0 outside fault batches).
   virtual std::uint64_t fault_batch() const = 0;
+  /// Distinct pages of `block` that faulted in the fault batch being serviced and whose block
+  /// is not serviced yet (a batch's blocks are serviced in address order; a serviced block's
+  /// faulted pages are GPU-resident). Kept only with driver.prefetch_cross_block, for the tree
+  /// prefetcher's nodes above the block; 0 otherwise and outside fault batches.
+  virtual unsigned pending_fault_pages(std::uint32_t block) const {
+    (void)block;
+    return 0;
+  }
   /// The trace being simulated (for oracles that read the program's future).
   virtual const std::filesystem::path& trace_path() const = 0;
   /// Threadblocks of kernel `k` the whole GPU runs at once (occupancy per SM x SMs); 0 when no
@@ -107,6 +115,10 @@ class PolicyEngine {
   /// setPrefetchRegion: migrate the whole 2 MB region `block` to the GPU at the driver's next
   /// service point (evicting if needed). Ignored if it is fully resident or already queued.
   virtual void prefetch_region(std::uint32_t block) = 0;
+  /// The tree prefetcher's what-if driver.prefetch_cross_block: prefetch_region(block) for a
+  /// block of a passing tree node above the faulting block; its regions and bytes are also
+  /// counted apart (driver.cross_block_prefetches / cross_block_prefetch_bytes).
+  virtual void prefetch_cross_block(std::uint32_t block) { prefetch_region(block); }
   /// Turns on access-counter based migration (ACBM) with this counter granularity (64 KB, 2 MB,
   /// 16 MB or 16 GB) and threshold; evicted pages are then mapped remotely (§II-B).
   virtual void enable_access_counter_migration(std::uint64_t granularity,

@@ -184,7 +184,13 @@ class PrefetchPolicy : public PolicyBase {
     Tick now;
   };
   explicit PrefetchPolicy(const PolicyContext& ctx)
-      : default_threshold_(ctx.config.driver.prefetch_threshold) {}
+      : default_threshold_(ctx.config.driver.prefetch_threshold),
+        va_(&ctx.va_space),
+        engine_(ctx.engine_ptr),
+        cross_block_max_blocks_(ctx.config.driver.prefetch_cross_block
+                                    ? ctx.config.driver.prefetch_cross_block_max_mb /
+                                          static_cast<std::uint32_t>(kBlockSize >> 20)
+                                    : 0) {}
   /// setPrefetchThreshold: the occupancy threshold (%) of the driver's tree prefetcher.
   virtual unsigned prefetch_threshold() const { return default_threshold_; }
   /// Adds the pages to prefetch to `out` (cleared by the caller). Pages already resident at the
@@ -196,11 +202,26 @@ class PrefetchPolicy : public PolicyBase {
   /// setFeedbackCandidate: offer prefetched regions to observe for feedback (§IV-B).
   virtual void feedback_candidates(ObservationSink& sink, Tick now) { (void)sink, (void)now; }
 
-  /// The driver's tree-based prefetcher (uvm_perf_prefetch.c, uvm-driver.md §1) at `threshold`.
-  static void tree_prefetch(const Request& req, unsigned threshold, PageMask& out);
+  /// The driver's tree-based prefetcher (uvm_perf_prefetch.c, uvm-driver.md §1) at `threshold`:
+  /// tree_prefetch_block, and with the what-if driver.prefetch_cross_block (GPU destination
+  /// only) the tree's levels above the 2 MB block, whose passing node's other blocks are
+  /// prefetched whole through PolicyEngine::prefetch_cross_block (policies/prefetch/tree).
+  void tree_prefetch(const Request& req, unsigned threshold, PageMask& out);
+  /// The driver's tree prefetcher within the request's block, as the real driver does it.
+  /// `leaves`, if given, receives the tree's leaf bitmap (pages resident at the destination or
+  /// faulted, after the 64 KB upgrade).
+  static void tree_prefetch_block(const Request& req, unsigned threshold, PageMask& out,
+                                  PageMask* leaves = nullptr);
 
  private:
+  /// The what-if levels above the block (driver.prefetch_cross_block).
+  void tree_prefetch_cross_block(const Request& req, unsigned threshold, const PageMask& leaves,
+                                 PageMask& out);
+
   unsigned default_threshold_;
+  const VaSpace* va_;
+  PolicyEngine* engine_;
+  std::uint32_t cross_block_max_blocks_;  ///< largest node above the block, in blocks; 0: off
 };
 
 /// Chooses where a faulted page goes: migrate to the GPU (the driver's default) or map the

@@ -79,6 +79,10 @@ class TestEngine final : public PolicyEngine {
   std::uint64_t fault_batch() const override { return batch; }
   const std::filesystem::path& trace_path() const override { return trace; }
   void prefetch_region(std::uint32_t block) override { region_requests.push_back(block); }
+  void prefetch_cross_block(std::uint32_t block) override { cross_block_requests.push_back(block); }
+  unsigned pending_fault_pages(std::uint32_t block) const override {
+    return block < pending.size() ? pending[block] : 0;
+  }
   void enable_access_counter_migration(std::uint64_t granularity,
                                        std::uint32_t threshold) override {
     acbm_granularity = granularity;
@@ -130,6 +134,8 @@ class TestEngine final : public PolicyEngine {
   std::uint64_t batch = 0;
   std::filesystem::path trace;
   std::vector<std::uint32_t> region_requests;
+  std::vector<std::uint32_t> cross_block_requests;  ///< the tree's cross-block what-if
+  std::vector<unsigned> pending;                    ///< pending_fault_pages() per block
   std::uint64_t acbm_granularity = 0;
   std::uint32_t acbm_threshold = 0;
 

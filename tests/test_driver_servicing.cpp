@@ -138,7 +138,7 @@ std::vector<unsigned> tree(unsigned first, unsigned end, std::vector<unsigned> f
   b.end_page = end;
   PageMask resident, f, thrashing, out;
   for (unsigned p : faulted) f.set(p);
-  PrefetchPolicy::tree_prefetch({b, Processor::Gpu, resident, f, thrashing, 0}, 51, out);
+  PrefetchPolicy::tree_prefetch_block({b, Processor::Gpu, resident, f, thrashing, 0}, 51, out);
   std::vector<unsigned> pages;
   for (unsigned p = out.find_next(0); p < kPagesPerBlock; p = out.find_next(p + 1))
     pages.push_back(p);

@@ -16,6 +16,11 @@ PolicyFacade::PolicyFacade(DriverContext& dc, Parts parts, std::filesystem::path
       hints_(hints),
       request_service_(std::move(request_service)) {
   region_queued_.assign(dc.va().blocks().size(), 0);
+  if (dc.cfg.driver.prefetch_cross_block) batch_pending_.assign(dc.va().blocks().size(), 0);
+}
+
+void PolicyFacade::note_batch_faults(std::uint32_t block, unsigned pages) {
+  if (!batch_pending_.empty()) batch_pending_[block] = pages;
 }
 
 void PolicyFacade::running_threadblocks(std::vector<ThreadblockProgress>& out) const {
@@ -37,6 +42,14 @@ void PolicyFacade::prefetch_region(std::uint32_t block) {
   request_service_(dc_.clock);
 }
 
+void PolicyFacade::prefetch_cross_block(std::uint32_t block) {
+  const bool queued_before = block < region_queued_.size() && region_queued_[block];
+  prefetch_region(block);
+  // Marked so that its migration is counted apart (driver.cross_block_prefetches); a region a
+  // policy queued already keeps counting as the policy's.
+  if (!queued_before && region_queued_[block]) region_queued_[block] = 2;
+}
+
 void PolicyFacade::service_region_prefetches(ServiceTimes& st) {
   if (region_queue_.empty()) return;
   // Requests made while these are serviced (a prefetch's callbacks) wait for the next round.
@@ -44,6 +57,7 @@ void PolicyFacade::service_region_prefetches(ServiceTimes& st) {
   region_servicing_.swap(region_queue_);
   region_queue_.clear();
   for (const std::uint32_t id : region_servicing_) {
+    const bool cross_block = region_queued_[id] == 2;
     region_queued_[id] = 0;
     VaBlock& b = dc_.block(id);
     if (b.preferred == PreferredLocation::Cpu) continue;
@@ -56,10 +70,15 @@ void PolicyFacade::service_region_prefetches(ServiceTimes& st) {
     // setPrefetchRegion from userspace, then onPrefetch back to it.
     st.cpu += p_.policies.messages(2, dc_.stats());
     p_.observations.observe_prefetch(b, want, st);
+    const std::uint64_t htod_before = dc_.stats().htod_bytes;
     p_.residency.make_resident_gpu(b, want, PageMask{}, HtodCause::RegionPrefetch, st, nullptr);
     ++b.mapping_gen;
     b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
     ++dc_.stats().region_prefetches;
+    if (cross_block) {
+      ++dc_.stats().cross_block_prefetches;
+      dc_.stats().cross_block_prefetch_bytes += dc_.stats().htod_bytes - htod_before;
+    }
   }
   p_.observations.mark_refill_due();
 }

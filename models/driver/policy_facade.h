@@ -66,10 +66,14 @@ class PolicyFacade final : public PolicyEngine, public GpuListener {
   void running_threadblocks(std::vector<ThreadblockProgress>& out) const override;
   std::uint64_t fault_batch() const override { return dc_.log_batch < 0 ? 0 : dc_.batch_id; }
   const std::filesystem::path& trace_path() const override { return trace_path_; }
+  unsigned pending_fault_pages(std::uint32_t block) const override {
+    return batch_pending_.empty() ? 0 : batch_pending_[block];
+  }
   std::uint64_t concurrent_threadblocks(const trace::KernelInfo& k) const override;
 
   // ---- PolicyEngine: actions ---------------------------------------------------------------
   void prefetch_region(std::uint32_t block) override;
+  void prefetch_cross_block(std::uint32_t block) override;
   void enable_access_counter_migration(std::uint64_t granularity, std::uint32_t threshold) override;
 
   // ---- PolicyEngine: placement (placement_actions.cpp, docs/driver-model.md) ----------------
@@ -114,6 +118,14 @@ class PolicyFacade final : public PolicyEngine, public GpuListener {
   /// Every policy's report() into the statistics.
   void finish_stats();
 
+  // ---- the fault batch, for pending_fault_pages() (driver.prefetch_cross_block only) ---------
+  /// `pages` distinct pages of `block` faulted in the batch about to be serviced.
+  void note_batch_faults(std::uint32_t block, unsigned pages);
+  /// `block`'s faults are being serviced: they are no longer pending.
+  void clear_batch_faults(std::uint32_t block) {
+    if (!batch_pending_.empty()) batch_pending_[block] = 0;
+  }
+
   // ---- work for the service thread ---------------------------------------------------------
   bool work_pending() const { return !region_queue_.empty() || !deferred_.empty(); }
   /// Whole-region prefetches policies asked for (if any).
@@ -155,7 +167,8 @@ class PolicyFacade final : public PolicyEngine, public GpuListener {
   const ThreadblockSource* gpu_ = nullptr;
   std::vector<std::uint32_t> region_queue_;      ///< prefetch_region() requests, in order
   std::vector<std::uint32_t> region_servicing_;  ///< the requests being serviced
-  std::vector<std::uint8_t> region_queued_;      ///< per block
+  std::vector<std::uint8_t> region_queued_;      ///< per block: 1 queued, 2 queued cross-block
+  std::vector<std::uint32_t> batch_pending_;     ///< per block (cross-block what-if only)
   bool host_context_ = false;                    ///< dispatching a program-structure hook
   Tick host_ready_ = 0;
   std::vector<std::function<bool(ServiceTimes&)>> deferred_;

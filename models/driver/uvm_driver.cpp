@@ -121,6 +121,7 @@ bool UvmDriver::service_fault_batch(Tick now) {
   ServiceTimes st{cpu, cpu};
   const std::uint64_t htod_before = s.htod_bytes;
   dc_.log_batch = dc_.batch_id;
+  if (dc_.cfg.driver.prefetch_cross_block) note_batch_faults();
   // service_fault_batch: every fault of one VA block is serviced together.
   std::uint32_t blocks = 0;
   batch_.for_each_block([&](std::span<const BatchFault> faults) {
@@ -128,6 +129,10 @@ bool UvmDriver::service_fault_batch(Tick now) {
     for (const BatchFault& f : faults) raw += f.instances;
     s.batch.faults_per_va_block.add(raw);
     ++blocks;
+    if (dc_.cfg.driver.prefetch_cross_block) {
+      const std::uint32_t id = managed_block_of(faults.front().page_va);
+      if (id != kNoBlock) facade_.clear_batch_faults(id);  // serviced now, no longer pending
+    }
     batch_.add_duplicates(blocks_.service(faults, st, batch_throttled_));
     if (dc_.cfg.driver.replay_policy == ReplayPolicy::Block)
       schedule_replay(std::max(st.cpu, st.copy_done));
@@ -152,6 +157,27 @@ bool UvmDriver::service_fault_batch(Tick now) {
   const bool waits = dc_.cfg.driver.replay_policy == ReplayPolicy::BatchFlush;
   dc_.sim.queue.schedule(waits ? end : st.cpu, EventType::BatchEnd, dc_.batch_id);
   return true;
+}
+
+std::uint32_t UvmDriver::managed_block_of(Addr va) {
+  const VaRange* r = dc_.va().find_range(va);
+  return r && r->managed && !r->freed ? dc_.va().block_index(*r, va) : kNoBlock;
+}
+
+void UvmDriver::note_batch_faults() {
+  // The batch is sorted by address: count each block's distinct pages.
+  batch_.for_each_block([&](std::span<const BatchFault> faults) {
+    const std::uint32_t id = managed_block_of(faults.front().page_va);
+    if (id == kNoBlock) return;
+    unsigned pages = 0;
+    Addr prev = ~Addr{0};
+    for (const BatchFault& f : faults) {
+      const Addr page = f.page_va & ~(kPageSize - 1);
+      pages += page != prev;
+      prev = page;
+    }
+    facade_.note_batch_faults(id, pages);
+  });
 }
 
 void UvmDriver::on_batch_end(std::uint32_t, Tick now) {

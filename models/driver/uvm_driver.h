@@ -88,6 +88,11 @@ class UvmDriver {
   bool service_policy_work(ServiceTimes& st);
   /// Fetches and services one fault batch; false if the buffer had nothing valid.
   bool service_fault_batch(Tick now);
+  /// With driver.prefetch_cross_block: each block's distinct faulted pages of the fetched batch,
+  /// for PolicyEngine::pending_fault_pages (the tree's nodes above the block).
+  void note_batch_faults();
+  /// The VA block holding `va` in a live managed range, or kNoBlock.
+  std::uint32_t managed_block_of(Addr va);
   void end_bottom_half(Tick now);
   void schedule_replay(Tick t);
   void wake_at(Tick t);

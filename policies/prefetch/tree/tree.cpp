@@ -10,6 +10,10 @@
 //  4. the faulted and thrashing pages are removed. Nothing crosses the 2 MB block.
 // The algorithm is the driver's mechanism (PrefetchPolicy::tree_prefetch), which every prefetch
 // policy may run at a threshold of its choice (ObservUVM's setPrefetchThreshold, §VI-C).
+//
+// What-if driver.prefetch_cross_block (off by default): the tree goes on above the 2 MB root,
+// with nodes of 4 MB, 8 MB, ... up to driver.prefetch_cross_block_max_mb, aligned to the
+// allocation (VA range) and cut at its end; see tree_prefetch_cross_block below.
 #include <algorithm>
 #include <bit>
 #include <optional>
@@ -19,7 +23,8 @@
 
 namespace uvmsim {
 
-void PrefetchPolicy::tree_prefetch(const Request& r, unsigned threshold, PageMask& out) {
+void PrefetchPolicy::tree_prefetch_block(const Request& r, unsigned threshold, PageMask& out,
+                                         PageMask* leaves) {
   const unsigned lo = r.block.first_page, hi = r.block.end_page;
   PageMask bitmap = r.resident_on_dest | r.faulted;
   // Big-page upgrade (grow_fault_granularity). The region is cut into a prefix up to the first
@@ -59,6 +64,64 @@ void PrefetchPolicy::tree_prefetch(const Request& r, unsigned threshold, PageMas
     }
     if (best1 > best0) out.set_range(best0, best1);
   }
+  out.and_not(r.faulted);
+  out.and_not(r.thrashing);
+  if (leaves) *leaves = bitmap;
+}
+
+void PrefetchPolicy::tree_prefetch(const Request& r, unsigned threshold, PageMask& out) {
+  if (cross_block_max_blocks_ < 2 || r.dest != Processor::Gpu || engine_ == nullptr) {
+    tree_prefetch_block(r, threshold, out);  // the real driver
+    return;
+  }
+  PageMask leaves;
+  tree_prefetch_block(r, threshold, out, &leaves);
+  tree_prefetch_cross_block(r, threshold, leaves, out);
+}
+
+// The real driver never prefetches across its 2 MB VA block: uvm_perf_prefetch_get_hint_va_block
+// is called by the block's servicing (uvm_va_block_service_locked) with the block locked, builds
+// the bitmap tree of that block only (update_bitmap_tree_from_va_block), and
+// compute_prefetch_region clamps the chosen node to the block's max prefetch region. The block is
+// the driver's unit of locking, residency tracking and chunk allocation: a prefetch into another
+// block would take that block's lock, allocate it a 2 MB root chunk and, when memory is full,
+// evict one. This what-if lifts the limit to measure what it would buy: for the faulting block
+// and every level of 2, 4, ... blocks up to the cap, the node containing it (aligned to the
+// allocation's first block and cut at its last one, as the in-block nodes are cut at the last
+// leaf) counts the faulting block's leaves plus each other block's GPU-resident pages and its
+// pages faulted in this batch but not yet serviced. The largest node passing the same strict
+// rule count*100 > pages*threshold wins; its other blocks that are not fully GPU-resident are
+// prefetched whole by the engine's region prefetch (the mechanism policies' setPrefetchRegion
+// uses: serviced before the next fault batch, evicting if needed, cause region_prefetch, counted
+// again as driver.cross_block_prefetches), and the faulting block itself is prefetched whole.
+void PrefetchPolicy::tree_prefetch_cross_block(const Request& r, unsigned threshold,
+                                               const PageMask& leaves, PageMask& out) {
+  // Like the in-block tree, only a faulted page that is not thrashing starts a walk to the root.
+  if (minus(r.faulted, r.thrashing).none()) return;
+  const VaRange& range = va_->ranges()[r.block.range];
+  const std::uint32_t idx = r.block.id - range.first_block;
+  const std::uint32_t top = std::min(cross_block_max_blocks_, std::bit_ceil(range.num_blocks));
+  const std::uint64_t own = leaves.count();
+  std::uint32_t best0 = 0, best1 = 0;
+  for (std::uint32_t size = 2; size <= top; size <<= 1) {
+    const std::uint32_t n0 = idx & ~(size - 1), n1 = std::min(n0 + size, range.num_blocks);
+    if (n1 - n0 < 2) continue;  // cut at the allocation's end down to the block itself
+    std::uint64_t count = 0, pages = 0;
+    for (std::uint32_t i = n0; i < n1; ++i) {
+      const VaBlock& b = va_->blocks()[range.first_block + i];
+      pages += b.num_pages();
+      count += i == idx ? own
+                        : std::min<std::uint64_t>(b.num_pages(),
+                                                  b.gpu_count + engine_->pending_fault_pages(b.id));
+    }
+    if (count * 100u > pages * threshold) best0 = n0, best1 = n1;
+  }
+  if (best1 == best0) return;
+  for (std::uint32_t i = best0; i < best1; ++i) {
+    const VaBlock& b = va_->blocks()[range.first_block + i];
+    if (i != idx && b.gpu_count < b.num_pages()) engine_->prefetch_cross_block(b.id);
+  }
+  out |= r.block.valid_mask();
   out.and_not(r.faulted);
   out.and_not(r.thrashing);
 }
