@@ -5,6 +5,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -237,16 +238,20 @@ TEST(SweepRun, CrashingWorkerFailsItsPointAndRecordsNoResult) {
 // The pids of processes whose command line mentions `needle`.
 std::vector<int> processes_mentioning(const std::string& needle) {
   std::vector<int> pids;
-  DIR* proc = ::opendir("/proc");
+  const std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);
   if (!proc) return pids;
-  while (dirent* e = ::readdir(proc)) {
+  while (dirent* e = ::readdir(proc.get())) {
     const int pid = std::atoi(e->d_name);
     if (pid <= 0) continue;
-    std::string cmd = test::read_text("/proc/" + std::string(e->d_name) + "/cmdline");
+    std::string cmd;
+    try {
+      cmd = test::read_text("/proc/" + std::string(e->d_name) + "/cmdline");
+    } catch (const std::ios_base::failure&) {
+      continue;  // it exited while being read (ESRCH): not running any more
+    }
     std::replace(cmd.begin(), cmd.end(), '\0', ' ');
     if (contains(cmd, needle) && contains(cmd, "--worker")) pids.push_back(pid);
   }
-  ::closedir(proc);
   return pids;
 }
 
