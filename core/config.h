@@ -131,7 +131,14 @@ inline constexpr double kMaxSimTimeS = 1e6;
     "(calibration: 2M+192K -> 2M+256K)") \
   X(cpu_chunk_2m, bool, true, boolean,                                                            \
     "uvm_cpu_chunk_allocation_sizes includes 2M: a full 2 MB block's host copy is one 2 MB "      \
-    "chunk (expand_notification_block then migrates the notified sub-regions, else one page)")
+    "chunk (expand_notification_block then migrates the notified sub-regions, else one page)") \
+  X(ats, bool, false, boolean,                                                                    \
+    "the GPU translates through the CPU's page table (ATS, NVLink-C2C: Grace Hopper): system-"    \
+    "allocated memory is placed by first touch and read remotely where it lies; without it a "    \
+    "system allocation is migrated on fault like managed memory (HMM), docs/platforms.md")        \
+  X(system_page_size, std::uint64_t, std::uint64_t{64} << 10, size_choice, {"4K", "64K"},         \
+    "the OS page size of system-allocated memory (ATS): first touch populates, and the GPU "      \
+    "translates, one such page at a time")
 
 #define UVMSIM_THRASHING_KNOBS(X)                                                                 \
   X(enable, bool, true, boolean, "uvm_perf_thrashing_enable")                                     \
@@ -177,6 +184,9 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(pma_alloc_ns, double, 20000, number, 0, 1e9,                                                  \
     "per PMA allocation call (pma_batch_chunks root chunks)")                                     \
   X(cpu_fault_ns, double, 15000, number, 0, 1e9, "per CPU page fault serviced")                   \
+  X(system_page_fault_ns, double, 2000, number, 0, 1e9,                                           \
+    "per system page (driver.system_page_size) populated by a GPU first touch under ATS: the "    \
+    "OS fault and the system page-table entry; an estimate, not measured (docs/platforms.md)")    \
   X(launch_overhead_ns, double, 5000, number, 0, 1e9, "per kernel launch")                        \
   X(user_prefetch_ns, double, 10000, number, 0, 1e9, "per cudaMemPrefetchAsync call")             \
   X(zero_fill_gbps, double, 0, number_or_zero, 1e-3, 1e6,                                         \

@@ -262,6 +262,11 @@ nlohmann::json Stats::to_json() const {
   j["kernels"] = kernels_json();
   j["observability"] = observability_json();
   j["placement"] = placement_json();
+  j["system_memory"] = {{"gpu_first_touch_pages", system.gpu_first_touch_pages},
+                        {"cpu_first_touch_pages", system.cpu_first_touch_pages},
+                        {"host_fallback_pages", system.host_fallback_pages},
+                        {"migrated_pages", system.migrated_pages},
+                        {"max_gpu_pages", system.max_gpu_pages}};
   j["prefetch_use"] = prefetch_use_json();
   j["policies"] = policy_report;
   j["wall_seconds"] = wall_seconds;

@@ -87,6 +87,15 @@ struct ObservabilityStats {
   std::uint32_t samples_per_region = 0;  ///< at the end of the run
 };
 
+/// System-allocated memory on an ATS platform (driver.ats, docs/platforms.md).
+struct SystemMemoryStats {
+  std::uint64_t gpu_first_touch_pages = 0;  ///< 4 KB pages populated in GPU memory by a GPU touch
+  std::uint64_t cpu_first_touch_pages = 0;  ///< populated in host memory by a CPU touch
+  std::uint64_t host_fallback_pages = 0;    ///< GPU first touches populated on the host (GPU full)
+  std::uint64_t migrated_pages = 0;  ///< host pages the OS moved to GPU memory (access counters)
+  std::uint64_t max_gpu_pages = 0;   ///< most system pages resident in GPU memory at once
+};
+
 /// What the placement actions did (docs/driver-model.md "Placement actions", docs/stats.md).
 struct PlacementStats {
   std::uint64_t actions = 0;                 ///< placement actions that changed state
@@ -185,6 +194,7 @@ struct Stats {
   std::uint64_t cross_block_prefetches = 0, cross_block_prefetch_bytes = 0;
   ObservabilityStats observe;
   PlacementStats placement;
+  SystemMemoryStats system;
   PrefetchUseStats prefetch_use;
   nlohmann::json policy_report = nlohmann::json::object();  ///< PolicyBase::report() per family
   std::vector<KernelStats> kernels;

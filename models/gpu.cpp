@@ -4,6 +4,7 @@
 #include "state/prefetch_use.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "core/error.h"
 
@@ -15,6 +16,8 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
   l1_lat_ = cycles(cfg_.tlb.l1_latency_cycles);
   l2_lat_ = cycles(cfg_.tlb.l2_latency_cycles);
   walk_lat_ = ns_to_ps(cfg_.tlb.walk_latency_ns);
+  ats_ = cfg_.driver.ats;
+  system_page_shift_ = static_cast<unsigned>(std::countr_zero(cfg_.driver.system_page_size));
   fault_lat_ = ns_to_ps(cfg_.gpu.fault_latency_ns);
   utlb_interval_ = ns_to_ps(cfg_.gpu.utlb_fault_interval_ns);
   write_interval_ = ns_to_ps(cfg_.gpu.fault_write_interval_ns);
@@ -202,7 +205,11 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
     // The PTE size the driver would have written: 2 MB if the whole block is resident, 64 KB
     // for a fully resident big page, else 4 KB (uvm-driver.md §6).
     unsigned shift = kPageShift, cls = 0;
-    if (local) {
+    if (b.system && ats_) {
+      // ATS: the GPU translates system memory through the CPU's page table, one OS page per
+      // entry wherever the page lies (the GPU's 2 MB PTEs are for memory UVM manages).
+      shift = system_page_shift_, cls = 3;
+    } else if (local) {
       if (b.full_block() && b.gpu_count == kPagesPerBlock) {
         shift = kBlockShift, cls = 2;
       } else if (b.gpu_resident.big_page_full(page / kPagesPerBigPage)) {

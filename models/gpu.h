@@ -134,6 +134,8 @@ class Gpu final : public ThreadblockSource {
   bool notify_accesses_ = false;  ///< the listener wants every access
   double ps_per_cycle_;
   Tick l1_lat_, l2_lat_, walk_lat_, fault_lat_;
+  bool ats_ = false;                 ///< driver.ats: system memory translates by OS pages
+  unsigned system_page_shift_ = 16;  ///< log2(driver.system_page_size)
   Tick utlb_interval_, write_interval_;
   bool paced_;          ///< fault reports go through the GMMU's pacing
   bool round_robin_;    ///< gpu.utlb_replay_order = round_robin

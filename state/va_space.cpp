@@ -23,6 +23,7 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
     r.base = a.base & ~(kPageSize - 1);
     r.managed = a.managed;
     r.host_pinned = a.host_pinned;
+    r.system = a.system;
     // Blocks are 2 MB windows and the last one must not wrap around (metadata validation only
     // guarantees that base + size fits in 64 bits).
     constexpr Addr kTop = ~Addr{0} - kBlockSize + 1;
@@ -32,7 +33,8 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
           "allocation '" + a.name + "' ends within 2 MB of the top of the address space");
     }
     std::uint64_t size = ((a.base + a.size + kPageSize - 1) & ~(kPageSize - 1)) - r.base;
-    if (a.managed && tail_pow2) {
+    // System memory is mmap'ed in system pages, not rounded by the CUDA runtime.
+    if (a.managed && !a.system && tail_pow2) {
       const std::uint64_t tail = (r.base + size) & (kBlockSize - 1);
       if (tail != 0 && (r.base & (kBlockSize - 1)) == 0) {
         const std::uint64_t rounded = std::max<std::uint64_t>(kBigPageSize, std::bit_ceil(tail));
@@ -66,6 +68,7 @@ void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2
       VaBlock b;
       b.id = static_cast<std::uint32_t>(blocks_.size());
       b.range = ri;
+      b.system = r.system;
       b.start = w;
       b.first_page = w < r.base ? page_index(r.base) : 0;
       b.end_page =

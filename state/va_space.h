@@ -23,6 +23,7 @@ struct VaRange {
   std::uint64_t size = 0;  ///< after the runtime's rounding
   bool managed = true;
   bool host_pinned = false;
+  bool system = false;            ///< system-allocated (ATS platforms), docs/platforms.md
   bool freed = false;             ///< a MemFree host event (cudaFree) released it
   std::uint32_t first_block = 0;  ///< index into VaSpace::blocks()
   std::uint32_t num_blocks = 0;
@@ -34,6 +35,10 @@ struct VaBlock {
   Addr start = 0;           ///< 2 MB-aligned base of the block's VA window
   unsigned first_page = 0;  ///< valid pages are [first_page, end_page) of the window
   unsigned end_page = kPagesPerBlock;
+
+  /// Its range is system-allocated (VaRange::system). With driver.ats the OS places its pages
+  /// and UVM's chunk pool and policies never see it (models/driver/residency.cpp).
+  bool system = false;
 
   PageMask gpu_resident;   ///< valid copy in GPU memory
   PageMask cpu_resident;   ///< valid copy in host memory

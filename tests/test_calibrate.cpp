@@ -211,15 +211,16 @@ TEST(Calibrate, BadArgumentsAreOneLineErrors) {
 // ----------------------------------------------------------------------------------------------
 // GPU presets.
 
-const std::vector<std::string> kPresets = {"gtx1080ti", "titanv",    "v100",
-                                           "rtx3080ti", "rtx3090",   "a100-40gb",
-                                           "a100-80gb", "h100-pcie", "h100-sxm"};
+const std::vector<std::string> kPresets = {"gtx1080ti", "titanv",    "v100",      "rtx3080ti",
+                                           "rtx3090",   "a100-40gb", "a100-80gb", "h100-pcie",
+                                           "h100-sxm",  "gh200"};
 
-TEST(Presets, AllNineLoadWithPublishedShapes) {
+TEST(Presets, AllTenLoadWithPublishedShapes) {
   std::map<std::string, std::pair<unsigned, double>> sms_bw = {
       {"gtx1080ti", {28, 484}},   {"titanv", {80, 652.8}},    {"v100", {80, 900}},
       {"rtx3080ti", {80, 912}},   {"rtx3090", {82, 936}},     {"a100-40gb", {108, 1555}},
-      {"a100-80gb", {108, 2039}}, {"h100-pcie", {114, 2000}}, {"h100-sxm", {132, 3350}}};
+      {"a100-80gb", {108, 2039}}, {"h100-pcie", {114, 2000}}, {"h100-sxm", {132, 3350}},
+      {"gh200", {132, 3400}}};
   for (const auto& name : kPresets) {
     const SimConfig c = SimConfig::from_preset(name);
     EXPECT_EQ(c.gpu.name, name);

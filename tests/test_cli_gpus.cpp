@@ -24,8 +24,8 @@ TEST(CliGpus, TableListsEveryPresetWithKeyNumbers) {
                        "published / extrapolated / extrapolated\n"),
             std::string::npos)
       << r.out;
-  for (const char* p :
-       {"a100-40gb", "a100-80gb", "h100-pcie", "h100-sxm", "rtx3080ti", "rtx3090", "v100"}) {
+  for (const char* p : {"a100-40gb", "a100-80gb", "gh200", "h100-pcie", "h100-sxm", "rtx3080ti",
+                        "rtx3090", "v100"}) {
     EXPECT_NE(r.out.find(std::string("\n") + p + " "), std::string::npos) << p;
   }
 }
@@ -48,8 +48,8 @@ TEST(CliGpus, OnePresetShowsSources) {
 TEST(CliGpus, JsonAndErrors) {
   const auto r = cli_ok({"gpus", "--json"});
   const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.size(), 9u);
-  const auto& g = j[2];
+  ASSERT_EQ(j.size(), 10u);
+  const auto& g = j[3];
   EXPECT_EQ(g["name"], "gtx1080ti");
   EXPECT_EQ(g["num_sms"], 28);
   EXPECT_EQ(g["hbm_bytes"], std::uint64_t{11} << 30);

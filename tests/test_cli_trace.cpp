@@ -77,7 +77,8 @@ TEST(CliGen, ErrorsAreOneLine) {
   expect_error({"gen", "nope", "-o", out},
                "unknown generator 'nope' (uvmsim gen --list shows them all)");
   expect_error({"gen", "regular", "--param", "x=1", "-o", out},
-               "--param x: unknown parameter of generator 'regular' (its parameters: block, init)",
+               "--param x: unknown parameter of generator 'regular' (its parameters: block, init; "
+               "every generator's: alloc)",
                2);
   expect_error({"gen", "regular", "--param", "block=2000", "-o", out},
                "--param block: expected an integer in [1, 1024], got '2000'", 2);

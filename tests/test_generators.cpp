@@ -100,7 +100,7 @@ TEST(Generators, BadInputNamesTheCulprit) {
               generate("regular", 1 << 20, {{"colour", "red"}}, 1, out);
             }),
             "--param colour: unknown parameter of generator 'regular' (its parameters: block, "
-            "init)");
+            "init; every generator's: alloc)");
   EXPECT_EQ(error_of([&] {
               generate("regular", 1 << 20, {{"init", "gpu"}}, 1, out);
             }),

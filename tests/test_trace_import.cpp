@@ -391,6 +391,20 @@ TEST(TraceImportText, InfersAllocationsWhenNoneAreDeclared) {
             (Allocation{0, "inferred0", 0x7f0000000000, 0x4000, true, false}));
 }
 
+TEST(TraceImportText, SystemAllocationKind) {
+  // `alloc BASE SIZE system`: malloc/mmap memory (docs/platforms.md), pageable, kind recorded.
+  TempDir dir;
+  import_string("text",
+                "uvmsim-access-list 1\nalloc 0x7f0000000000 64K system s\nkernel k 1 32\n"
+                "launch k\n0 0 r 0x7f0000000010 4 0\n",
+                dir.file("t.uvt"));
+  TraceReader tr(dir.file("t.uvt"));
+  ASSERT_EQ(tr.metadata().allocations.size(), 1u);
+  Allocation want{0, "s", 0x7f0000000000, 0x10000, true, false};
+  want.system = true;
+  EXPECT_EQ(tr.metadata().allocations[0], want);
+}
+
 TEST(TraceImportText, WarnsAboutAccessesOutsideAllocationsAndBackwardCycles) {
   TempDir dir;
   const auto r = import_string("text",
@@ -426,7 +440,7 @@ TEST(TraceImportText, ErrorsNameFileLineAndField) {
       {h + "alloc 0x10000 0\n", "in.txt:2: alloc: size must be positive"},
       {k + "alloc 0x18000 4K\n", "in.txt:4: alloc: range overlaps allocation 0 'a'"},
       {h + "alloc 0x10000 4K pinned\n",
-       "in.txt:2: alloc.kind: expected managed, device or host-pinned, got 'pinned'"},
+       "in.txt:2: alloc.kind: expected managed, device, host-pinned or system, got 'pinned'"},
       {h + "kernel k 2 2048\n",
        "in.txt:2: kernel: block 2048,1,1 has more than 1024 threads (CUDA's limit)"},
       {h + "kernel k 2147483647,65535,65535 32\n",

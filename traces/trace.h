@@ -51,6 +51,10 @@ struct Allocation {
   std::uint64_t size = 0;    ///< bytes requested by the program (the simulator applies rounding)
   bool managed = true;       ///< false: device-only (cudaMalloc) or host-pinned, see `host_pinned`
   bool host_pinned = false;  ///< non-managed host memory the GPU reads over the link
+  /// System-allocated memory (malloc/mmap) on a platform whose GPU shares the CPU's page table
+  /// (ATS: Grace Hopper). Pageable like managed memory (requires `managed`), but placed by first
+  /// touch and read remotely where it lies; docs/platforms.md. Metadata key "system".
+  bool system = false;
   bool operator==(const Allocation&) const = default;
 };
 
@@ -157,6 +161,8 @@ struct WriterOptions {
   std::size_t chunk_raw_bytes = 1 << 20;  ///< target uncompressed chunk size
   int zstd_level = 3;
   bool fold_repeats = true;  ///< fold identical consecutive same-page accesses of a warp
+  /// Mark every managed allocation as system-allocated (`uvmsim gen --param alloc=system`).
+  bool system_allocations = false;
 };
 
 /// Writes a .uvt file. Usage: construct, then in program order call host events and

@@ -28,6 +28,8 @@ json Metadata::to_json() const {
                       {"size", a.size},
                       {"managed", a.managed},
                       {"host_pinned", a.host_pinned}});
+    // Written only when set, so that traces without system memory stay readable by older builds.
+    if (a.system) allocs.back()["system"] = true;
   }
   json kerns = json::array();
   for (const auto& k : kernels) {
@@ -63,11 +65,15 @@ Metadata Metadata::from_json(const json& j, const std::string& where) {
     a.size = f.u64("size", true);
     a.managed = f.boolean("managed", true);
     a.host_pinned = f.boolean("host_pinned", false);
+    a.system = f.boolean("system", false);
     if (a.size == 0) f.fail(f.field("size"), "must be positive");
     if (a.base > std::numeric_limits<Addr>::max() - a.size) {
       f.fail(f.field("size"), "base + size overflows the 64-bit address space");
     }
     if (a.managed && a.host_pinned) f.fail(f.field("host_pinned"), "requires managed = false");
+    if (a.system && !a.managed) {
+      f.fail(f.field("system"), "requires managed = true (system memory is pageable)");
+    }
     for (const auto& other : m.allocations) {
       if (other.id == a.id) {
         f.fail(f.field("id"), "duplicate allocation id " + std::to_string(a.id));

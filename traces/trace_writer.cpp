@@ -148,7 +148,11 @@ TraceWriter::TraceWriter(const std::filesystem::path& path, const Metadata& meta
 
   // Round-trip the metadata through the reader's validation so that the writer can never produce
   // a file its own reader rejects; invalid metadata is a bug in the caller.
-  const nlohmann::json mj = meta.to_json();
+  nlohmann::json mj = meta.to_json();
+  if (opts.system_allocations) {
+    for (auto& a : mj["allocations"])
+      if (a["managed"].get<bool>()) a["system"] = true;
+  }
   try {
     (void)Metadata::from_json(mj, w.name);
   } catch (const UserError& e) {

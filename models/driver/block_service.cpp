@@ -19,6 +19,7 @@ std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceT
   VaBlock& b = dc_.va().blocks()[dc_.va().block_index(*r, faults.front().page_va)];
   st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
   ++dc_.stats().va_blocks_serviced;
+  if (residency_.ats_system(b)) return service_system(b, faults, st);
 
   const Classified c = classify(b, faults, st.cpu, throttled);
   if (c.remote.any()) map_remote(b, c.remote, st);
@@ -111,6 +112,50 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
     }
   }
   return c;
+}
+
+std::uint64_t BlockService::service_system(VaBlock& b, std::span<const BatchFault> faults,
+                                           ServiceTimes& st) {
+  // A GPU fault on system memory under ATS is a first touch: pages the CPU populated are mapped
+  // in the shared page table and never fault. uvm_ats_service_faults populates the faulted OS
+  // pages on the GPU (migrate_vma, first_touch) with the tree prefetcher's choice among the
+  // pages resident nowhere (ats_compute_prefetch); the thrashing module and the eviction,
+  // placement and prefetch-feedback policies are UVM's and do not take part.
+  auto& s = dc_.stats();
+  PageMask faulted, writes;
+  std::uint64_t duplicates = 0;
+  unsigned prev = ~0u;
+  for (const BatchFault& f : faults) {
+    const unsigned page = VaSpace::page_index(f.page_va);
+    if (page == prev) {
+      ++s.faults_duplicate;
+      ++duplicates;
+      continue;
+    }
+    prev = page;
+    if (b.gpu_resident.test(page) || b.remote_mapped.test(page)) {
+      ++s.faults_already_resident;
+      continue;
+    }
+    ++s.faults_serviced;
+    faulted.set(page);
+    if (f.kind >= AccessKind::Write) writes.set(page);
+  }
+  if (faulted.any()) {
+    PageMask prefetch;
+    if (dc_.cfg.driver.prefetch_enable) {
+      policies_.prefetch().compute(
+          PrefetchPolicy::Request{b, Processor::Gpu, b.gpu_resident, faulted, PageMask{}, st.cpu},
+          prefetch);
+    }
+    prefetch = minus(minus(prefetch & b.valid_mask(), b.cpu_resident), b.gpu_resident);
+    residency_.make_resident_gpu(b, residency_.system_pages_of(b, faulted), prefetch,
+                                 HtodCause::Demand, st, &writes);
+    ++b.mapping_gen;  // PTE writes + TLB invalidate
+    b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
+  }
+  st.copy_done = std::max(st.copy_done, b.map_ready_at);
+  return duplicates;
 }
 
 void BlockService::map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& st) {

@@ -45,6 +45,8 @@ class BlockService {
   };
   Classified classify(VaBlock& b, std::span<const BatchFault> faults, Tick now, bool& throttled);
   void map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& st);
+  /// The faults of an ATS system block (uvm_ats_service_faults): returns the duplicates.
+  std::uint64_t service_system(VaBlock& b, std::span<const BatchFault> faults, ServiceTimes& st);
   /// The tree prefetcher's (or the prefetch policy's) pages to migrate with `faulted`.
   PageMask choose_prefetch(VaBlock& b, const PageMask& faulted, const PageMask& remote, Tick now);
 

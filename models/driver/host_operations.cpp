@@ -12,6 +12,23 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
   ServiceTimes st{t, t};
   const bool write = kind >= AccessKind::Write;
   for_each_block_page(dc_.va(), va, size, [&](VaBlock& b, unsigned p0, unsigned p1) {
+    if (residency_.ats_system(b)) {
+      // Grace reads and writes GPU memory coherently over NVLink-C2C: nothing moves. A first
+      // touch populates whole OS pages in host memory, where the GPU maps them through the
+      // shared page table (no GPU fault will follow).
+      PageMask touched;
+      touched.set_range(p0, p1);
+      const PageMask fresh =
+          minus(minus(residency_.system_pages_of(b, touched), b.cpu_resident), b.gpu_resident);
+      if (fresh.any()) {
+        b.cpu_resident |= fresh;
+        b.cpu_backed |= fresh;
+        b.remote_mapped |= fresh;
+        ++b.mapping_gen;
+        s.system.cpu_first_touch_pages += fresh.count();
+      }
+      return;
+    }
     for (unsigned p = p0; p < p1; ++p) {
       const bool on_gpu = b.gpu_resident.test(p), on_cpu = b.cpu_resident.test(p);
       if (on_cpu) {
@@ -108,7 +125,13 @@ Tick HostOperations::free_allocation(VaRange& r, Tick t) {
     thrashing_.forget_block(b.id);
     if (observations_.find(b.id)) observations_.drop(b, false);
     const PageMask host = b.cpu_backed | b.cpu_resident;
-    if (b.has_chunk || host.any()) {
+    if (residency_.ats_system(b)) {
+      // free()/munmap of system memory: the OS frees its pages; UVM's policies never saw them.
+      pool_.remove_system_pages(b.gpu_count);
+      s.freed_gpu_pages += b.gpu_count;
+      s.freed_cpu_pages += host.count();
+      note_leaving_gpu(b, b.gpu_resident, s.prefetch_use);
+    } else if (b.has_chunk || host.any()) {
       // The block lock, unmapping and chunk frees: the per-block cost of the driver's work.
       st.cpu = std::max(st.cpu, b.copies_in_done) + ns_to_ps(dc_.cfg.cost.block_ns);
       policies_.each_for(b, [&](PolicyBase& p) { p.on_freed(b, st.cpu); });

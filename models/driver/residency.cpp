@@ -26,6 +26,7 @@ void Residency::clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) 
 unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const PageMask& prefetch,
                                       HtodCause demand_cause, ServiceTimes& st,
                                       const PageMask* writes, bool track_thrashing) {
+  if (ats_system(b)) return make_resident_system(b, demand, prefetch, demand_cause, st, writes);
   PageMask want = demand | prefetch;
   want &= b.valid_mask();
   want.and_not(b.gpu_resident);
@@ -77,6 +78,92 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
   st.copy_done = std::max(st.copy_done, ready);
   made_resident(b, st.cpu);
   return want.count();
+}
+
+PageMask Residency::system_pages_of(const VaBlock& b, const PageMask& pages) const {
+  const unsigned per = static_cast<unsigned>(dc_.cfg.driver.system_page_size >> kPageShift);
+  PageMask out;
+  for (unsigned p = pages.find_next(0); p < kPagesPerBlock; p = pages.find_next(p)) {
+    const unsigned first = p / per * per;
+    out.set_range(first, first + per);
+    p = first + per;
+  }
+  return out & b.valid_mask();
+}
+
+unsigned Residency::make_resident_system(VaBlock& b, const PageMask& demand,
+                                         const PageMask& prefetch, HtodCause demand_cause,
+                                         ServiceTimes& st, const PageMask* writes) {
+  // On Grace Hopper the kernel moves system memory (uvm_ats_service_faults and
+  // uvm_ats_service_access_counters call uvm_migrate_pageable -> migrate_vma): GPU memory is a
+  // NUMA node of the OS, pages move in whole OS pages, and UVM's root chunks and eviction are
+  // not involved. A page the OS cannot place on the GPU (the node is full) stays where it is:
+  // a first touch is then populated in host memory, and a migration does not happen.
+  const PageMask asked = system_pages_of(b, demand | prefetch);
+  PageMask want = minus(asked, b.gpu_resident);
+  if (want.none()) return 0;
+  const unsigned per = static_cast<unsigned>(dc_.cfg.driver.system_page_size >> kPageShift);
+  PageMask placed;
+  for (unsigned p = want.find_next(0); p < kPagesPerBlock; p = want.find_next(p)) {
+    const unsigned first = p / per * per;
+    PageMask one;
+    one.set_range(first, first + per);
+    one &= want;
+    if (!pool_.system_room(one.count())) break;  // the GPU node is full: the rest stay put
+    pool_.add_system_pages(one.count());
+    auto& sm = dc_.stats().system;
+    sm.max_gpu_pages = std::max(sm.max_gpu_pages, pool_.system_pages());
+    placed |= one;
+    p = first + per;
+  }
+  const PageMask fresh = minus(want, b.cpu_resident);  // first touch: populated, no copy
+  populate_system_host(b, minus(fresh, placed), st);   // the GPU node was full
+  if (placed.none()) return 0;
+  const PageMask from_cpu = placed & b.cpu_resident;
+  const PageMask zero = minus(placed, b.cpu_resident);
+  const auto& cost = dc_.cfg.cost;
+  Tick ready = st.cpu;
+  if (zero.any()) {
+    dc_.stats().zero_filled_pages += zero.count();
+    dc_.stats().system.gpu_first_touch_pages += zero.count();
+    st.cpu += ns_to_ps(cost.system_page_fault_ns) * ((zero.count() + per - 1) / per);
+    const double gbps = cost.zero_fill_gbps > 0 ? cost.zero_fill_gbps : dc_.cfg.hbm.bandwidth_gbps;
+    ready =
+        st.cpu + static_cast<Tick>(static_cast<double>(zero.count()) * kPageSize * 1000.0 / gbps);
+    if (dc_.log().enabled())
+      dc_.log().row(st.cpu, "zero_fill", dc_.log_batch, b.page_va(zero.find_next(0)),
+                    std::uint64_t{zero.count()} * kPageSize, "", "system", zero.count(), 0);
+  }
+  if (from_cpu.any()) {
+    // migrate_vma: unmap on the CPU, copy, remap; the per-page host work precedes the copy.
+    dc_.stats().system.migrated_pages += from_cpu.count();
+    st.cpu += ns_to_ps(cost.page_ns) * from_cpu.count();
+    copy_in(b, from_cpu, demand, demand_cause, st.cpu, st);
+  }
+  b.cpu_resident.and_not(placed);
+  b.remote_mapped.and_not(placed);
+  if (writes) b.dirty |= (*writes & placed);
+  b.gpu_resident |= placed;
+  b.gpu_count = b.gpu_resident.count();
+  account_prefetch_use(b, placed & demand, minus(placed, demand), demand_cause);
+  st.copy_done = std::max(st.copy_done, ready);
+  return placed.count();
+}
+
+unsigned Residency::populate_system_host(VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+  const PageMask fresh = minus(minus(pages, b.cpu_resident), b.gpu_resident);
+  if (fresh.none()) return 0;
+  const unsigned per = static_cast<unsigned>(dc_.cfg.driver.system_page_size >> kPageShift);
+  b.cpu_resident |= fresh;
+  b.cpu_backed |= fresh;
+  b.remote_mapped |= fresh;
+  dc_.stats().system.host_fallback_pages += fresh.count();
+  dc_.stats().remote_maps += fresh.count();
+  st.cpu += ns_to_ps(dc_.cfg.cost.system_page_fault_ns) * ((fresh.count() + per - 1) / per);
+  if (dc_.log().enabled())
+    dc_.log().row(st.cpu, "remote_map", dc_.log_batch, b.page_va(fresh.find_next(0)),
+                  std::uint64_t{fresh.count()} * kPageSize, "", "system", fresh.count(), 0);
+  return fresh.count();
 }
 
 void Residency::made_resident(const VaBlock& b, Tick now) {
@@ -176,6 +263,12 @@ void Residency::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause c
                                ServiceTimes& st, bool duplicate) {
   const PageMask pages = pages_in & b.gpu_resident;
   if (pages.none()) return;
+  if (ats_system(b)) {
+    // The OS moves system pages back whole and the GPU maps them remotely again.
+    pool_.remove_system_pages(pages.count());
+    b.remote_mapped |= pages;
+    duplicate = false;
+  }
   const PageMask copy = minus(pages, b.cpu_resident);
   // Pages that never had host memory get it first (block_populate_pages_cpu).
   const unsigned unbacked = minus(pages, b.cpu_backed).count();

@@ -35,6 +35,14 @@ class Residency {
   /// `duplicate` (a CPU read of a read-mostly block) the GPU keeps its copy, read-only.
   void migrate_to_cpu(VaBlock& b, const PageMask& pages, DtohCause cause, ServiceTimes& st,
                       bool duplicate = false);
+  /// True if `b` is system-allocated memory on an ATS platform (driver.ats): the OS, not UVM's
+  /// chunk pool, holds its GPU pages, and no policy tracks it (docs/platforms.md).
+  bool ats_system(const VaBlock& b) const { return b.system && dc_.cfg.driver.ats; }
+  /// `pages` of an ATS system block resident nowhere are populated in host memory (the first
+  /// touch's fallback when GPU memory is full) and mapped remotely: returns how many.
+  unsigned populate_system_host(VaBlock& b, const PageMask& pages, ServiceTimes& st);
+  /// Widens `pages` to whole system pages (driver.system_page_size) within the block.
+  PageMask system_pages_of(const VaBlock& b, const PageMask& pages) const;
   /// Removes `pages` from the GPU copy (the policies hear when the block empties).
   void clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
   /// A migration to the GPU finished on `b`: the policies hear on_made_resident if it has
@@ -46,6 +54,9 @@ class Residency {
   /// Gets a chunk for `b`, evicting if needed. Returns when the chunk is usable.
   Tick allocate_chunk(VaBlock& b, ServiceTimes& st);
   void set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now);
+  /// make_resident_gpu for an ATS system block: no chunk, no eviction, no policy events.
+  unsigned make_resident_system(VaBlock& b, const PageMask& demand, const PageMask& prefetch,
+                                HtodCause demand_cause, ServiceTimes& st, const PageMask* writes);
   /// Prefetch accuracy bookkeeping of pages that just became resident (docs/stats.md).
   void account_prefetch_use(VaBlock& b, const PageMask& asked, const PageMask& prefetched,
                             HtodCause cause);

@@ -17,8 +17,8 @@ RootChunkPool::RootChunkPool(DriverContext& dc, PlacementState& place, PolicySet
 
 bool RootChunkPool::chunk_obtainable(const VaBlock& b) const {
   if (b.has_chunk) return true;
-  if (!place_.active()) return allocated_ < capacity_ || !resident_.empty();
-  return place_.chunk_source(b, allocated_, dc_.sim.va.blocks()).kind !=
+  if (!place_.active()) return used_chunks() < capacity_ || !resident_.empty();
+  return place_.chunk_source(b, used_chunks(), dc_.sim.va.blocks()).kind !=
          PlacementState::Source::None;
 }
 
@@ -40,8 +40,8 @@ std::uint32_t RootChunkPool::choose_victim(const VaBlock& b, Tick now) {
     }
     return v;
   };
-  if (!place_.active()) return allocated_ < capacity_ ? kNoBlock : policy_victim();
-  const PlacementState::Source src = place_.chunk_source(b, allocated_, blocks);
+  if (!place_.active()) return used_chunks() < capacity_ ? kNoBlock : policy_victim();
+  const PlacementState::Source src = place_.chunk_source(b, used_chunks(), blocks);
   switch (src.kind) {
     case PlacementState::Source::Free:
       return kNoBlock;

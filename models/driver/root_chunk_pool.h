@@ -45,6 +45,18 @@ class RootChunkPool {
   /// `v`'s chunk was evicted (and handed on): it leaves the lists.
   void release(const VaBlock& v);
 
+  // ---- system-allocated memory (ATS, docs/platforms.md) -------------------------------------
+  /// 4 KB pages of system-allocated memory resident in GPU memory. The OS placed them there
+  /// (first touch, access-counter migration); UVM neither evicts them nor uses their memory:
+  /// they take whole 2 MB chunks' worth of capacity from the pool, rounded up.
+  std::uint64_t system_pages() const { return system_pages_; }
+  /// True if `pages` more system pages fit beside the allocated chunks.
+  bool system_room(std::uint64_t pages) const {
+    return allocated_ + chunks_for(system_pages_ + pages) <= capacity_;
+  }
+  void add_system_pages(std::uint64_t pages) { system_pages_ += pages; }
+  void remove_system_pages(std::uint64_t pages) { system_pages_ -= pages; }
+
   // ---- placement partition ------------------------------------------------------------------
   PlacementState& placement() { return place_; }
   const PlacementState& placement() const { return place_; }
@@ -56,6 +68,11 @@ class RootChunkPool {
   void unpin_leaving(const VaBlock& b, const PageMask& pages, Tick now);
 
  private:
+  static std::uint64_t chunks_for(std::uint64_t pages) {
+    return (pages + kPagesPerBlock - 1) / kPagesPerBlock;
+  }
+  /// Chunks allocated to UVM plus the capacity system pages take.
+  std::uint64_t used_chunks() const { return allocated_ + chunks_for(system_pages_); }
   void track_evictable(const VaBlock& b);
   /// `v` no longer holds its chunk: off the resident (and evictable) lists.
   void leave_lists(const VaBlock& v);
@@ -66,6 +83,7 @@ class RootChunkPool {
   std::uint64_t capacity_;
   std::uint64_t allocated_ = 0;
   std::uint64_t pma_reserve_ = 0;  ///< chunks left from the last PMA batch call
+  std::uint64_t system_pages_ = 0;
   bool policy_decided_ = false;
   std::vector<std::uint32_t> resident_;      ///< blocks holding a chunk
   std::vector<std::uint32_t> resident_pos_;  ///< per block: index in resident_, or ~0

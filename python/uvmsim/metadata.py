@@ -22,6 +22,7 @@ class Allocation:
     size: int
     managed: bool = True
     host_pinned: bool = False
+    system: bool = False  # malloc/mmap memory on an ATS platform (docs/platforms.md)
 
 
 @dataclass
@@ -69,14 +70,18 @@ class Metadata:
             "params": self.params,
             "captured_gpu": self.captured_gpu,
             "allocations": [
-                {
-                    "id": _plain(a.id),
-                    "name": a.name,
-                    "base": _plain(a.base),
-                    "size": _plain(a.size),
-                    "managed": a.managed,
-                    "host_pinned": a.host_pinned,
-                }
+                dict(
+                    {
+                        "id": _plain(a.id),
+                        "name": a.name,
+                        "base": _plain(a.base),
+                        "size": _plain(a.size),
+                        "managed": a.managed,
+                        "host_pinned": a.host_pinned,
+                    },
+                    # Written only when set, as the C++ writer does.
+                    **({"system": True} if a.system else {}),
+                )
                 for a in self.allocations
             ],
             "kernels": [
@@ -122,12 +127,15 @@ class Metadata:
             )
             a.managed = f.boolean("managed", True)
             a.host_pinned = f.boolean("host_pinned", False)
+            a.system = f.boolean("system", False)
             if a.size == 0:
                 f.fail(f.field("size"), "must be positive")
             if a.base > U64_MAX - a.size:
                 f.fail(f.field("size"), "base + size overflows the 64-bit address space")
             if a.managed and a.host_pinned:
                 f.fail(f.field("host_pinned"), "requires managed = false")
+            if a.system and not a.managed:
+                f.fail(f.field("system"), "requires managed = true (system memory is pageable)")
             for o in m.allocations:
                 if o.id == a.id:
                     f.fail(f.field("id"), f"duplicate allocation id {a.id}")

@@ -524,6 +524,7 @@ class Trace:
                     "size": a.size,
                     "managed": a.managed,
                     "host_pinned": a.host_pinned,
+                    "system": a.system,
                 }
                 for a in m.allocations
             ],

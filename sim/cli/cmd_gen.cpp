@@ -34,6 +34,9 @@ void print_list(std::ostream& out) {
       out << "  " << p.doc << "\n";
     }
   }
+  out << "parameters of every generator:\n";
+  for (const gen::ParamSpec& p : gen::common_params())
+    out << "      --param " << p.name << "=" << p.default_value << "  " << p.doc << "\n";
 }
 
 std::uint64_t parse_seed(const std::string& text) {

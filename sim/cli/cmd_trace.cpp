@@ -113,7 +113,8 @@ json collect_info(trace::TraceReader& r) {
                                 {"base_hex", hex(a.base)},
                                 {"size", a.size},
                                 {"managed", a.managed},
-                                {"host_pinned", a.host_pinned}});
+                                {"host_pinned", a.host_pinned},
+                                {"system", a.system}});
   }
   j["kernels"] = json::array();
   for (const auto& k : m.kernels) {
@@ -203,7 +204,8 @@ void print_info_text(const json& j, std::ostream& out) {
                   a["id"].get<unsigned long long>(), a["name"].get<std::string>().c_str(),
                   a["base_hex"].get<std::string>().c_str(), a["size"].get<unsigned long long>(),
                   format_bytes(a["size"].get<std::uint64_t>()).c_str(),
-                  a["managed"].get<bool>()       ? "managed"
+                  a["system"].get<bool>()        ? "system"
+                  : a["managed"].get<bool>()     ? "managed"
                   : a["host_pinned"].get<bool>() ? "host-pinned"
                                                  : "device");
     out << line;

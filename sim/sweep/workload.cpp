@@ -97,14 +97,10 @@ Workload parse_one(const json& j, const std::string& where, const std::string& f
     if (j.contains("params")) {
       if (!j["params"].is_object()) field_error(where, field + ".params", "expected an object");
       for (const auto& [k, v] : j["params"].items()) {
-        const bool known = std::any_of(g->params.begin(), g->params.end(),
-                                       [&k = k](const gen::ParamSpec& s) { return s.name == k; });
-        if (!known) {
-          std::string names;
-          for (const auto& s : g->params) names += (names.empty() ? "" : ", ") + s.name;
-          field_error(where, field + ".params." + k,
-                      "unknown parameter of generator '" + w.generator +
-                          "' (its parameters: " + names + ")");
+        if (!gen::takes_param(*g, k)) {
+          field_error(
+              where, field + ".params." + k,
+              "unknown parameter of generator '" + w.generator + "' (" + gen::param_list(*g) + ")");
         }
         w.params[k] = scalar_text(v, where, field + ".params." + k);
       }

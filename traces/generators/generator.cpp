@@ -52,6 +52,26 @@ const Generator* find_generator(const std::string& name) {
   return nullptr;
 }
 
+const std::vector<ParamSpec>& common_params() {
+  static const std::vector<ParamSpec> specs{
+      {"alloc", "managed",
+       "how the program allocates its arrays: managed (cudaMallocManaged) or system (malloc/mmap "
+       "on a platform whose GPU shares the CPU page table, such as gh200: placed by first touch, "
+       "read remotely where it lies; docs/platforms.md)"}};
+  return specs;
+}
+
+bool takes_param(const Generator& g, const std::string& name) {
+  const auto named = [&name](const ParamSpec& s) { return s.name == name; };
+  return std::any_of(g.params.begin(), g.params.end(), named) ||
+         std::any_of(common_params().begin(), common_params().end(), named);
+}
+
+std::string param_list(const Generator& g) {
+  return "its parameters: " + join_names(g.params) +
+         "; every generator's: " + join_names(common_params());
+}
+
 void generate(const std::string& name, std::uint64_t footprint, const ParamMap& params,
               std::uint64_t seed, const std::filesystem::path& output, trace::WriterOptions opts) {
   const Generator* g = find_generator(name);
@@ -59,15 +79,24 @@ void generate(const std::string& name, std::uint64_t footprint, const ParamMap& 
     throw UserError("unknown generator '" + name + "' (uvmsim gen --list shows them all)");
   }
   for (const auto& [key, value] : params) {
-    const bool known = std::any_of(g->params.begin(), g->params.end(),
-                                   [&key = key](const ParamSpec& s) { return s.name == key; });
-    if (!known) {
-      throw UserError("--param " + key + ": unknown parameter of generator '" + name +
-                      "' (its parameters: " + join_names(g->params) + ")");
+    if (!takes_param(*g, key)) {
+      throw UserError("--param " + key + ": unknown parameter of generator '" + name + "' (" +
+                      param_list(*g) + ")");
     }
   }
   ParamMap values;
   nlohmann::json recorded = {{"footprint", footprint}, {"seed", seed}};
+  // alloc: which allocator the program uses. Recorded only when it is not the default, so a
+  // managed-memory trace is the same with or without the parameter.
+  if (const auto it = params.find("alloc"); it != params.end()) {
+    if (it->second != "managed" && it->second != "system") {
+      throw UserError("--param alloc: '" + it->second + "' is not one of managed, system");
+    }
+    if (it->second == "system") {
+      opts.system_allocations = true;
+      recorded["alloc"] = "system";
+    }
+  }
   for (const ParamSpec& s : g->params) {
     const auto it = params.find(s.name);
     if (it != params.end()) {

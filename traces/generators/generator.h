@@ -95,6 +95,13 @@ void register_generator(Generator g);
 std::vector<const Generator*> generators();
 const Generator* find_generator(const std::string& name);
 
+/// Parameters every generator takes (handled by generate(), not by the generator): `alloc`.
+const std::vector<ParamSpec>& common_params();
+/// True if `g` takes parameter `name` (its own or a common one).
+bool takes_param(const Generator& g, const std::string& name);
+/// "its parameters: a, b; every generator's: alloc", for unknown-parameter errors.
+std::string param_list(const Generator& g);
+
 /// Resolves `params` against the generator's specs (unknown key, missing required parameter and
 /// unknown generator are UserErrors naming them) and writes the trace to `output`.
 void generate(const std::string& name, std::uint64_t footprint, const ParamMap& params,

@@ -369,8 +369,12 @@ Allocation parse_alloc_args(std::string_view args, const std::string& where) {
   } else if (kind == "host-pinned") {
     a.managed = false;
     a.host_pinned = true;
+  } else if (kind == "system") {
+    a.managed = true;
+    a.system = true;
   } else {
-    fail(where, "alloc.kind", "expected managed, device or host-pinned, got " + quoted(kind));
+    fail(where, "alloc.kind",
+         "expected managed, device, host-pinned or system, got " + quoted(kind));
   }
   const std::string_view name = next_token(args);
   a.name = std::string(name);
