@@ -197,12 +197,13 @@ std::vector<Addr> place_allocations(
 
 void warp_instruction(trace::TraceWriter& w, std::uint32_t warp, std::span<const Addr> lane_va,
                       std::uint32_t lane_bytes, AccessKind kind, std::uint32_t ref,
-                      std::uint32_t gap) {
+                      std::uint32_t gap, std::uint32_t repeat) {
   const std::size_t lanes = std::min<std::size_t>(lane_va.size(), 32);
   if (lanes == 0) return;
   trace::AccessRecord r;
   r.ref_id = ref;
   r.kind = kind;
+  r.repeat = repeat;
   // Most instructions are coalesced or a broadcast: every lane in lane 0's page. Testing that
   // first is a branch-free loop the compiler vectorises, instead of the page search below.
   const Addr first_page = lane_va[0] >> kPageShift;

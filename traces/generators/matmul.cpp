@@ -19,8 +19,8 @@ constexpr std::uint64_t kMaxKSample = 32;
 
 const ParamSpec kKSampleSpec{
     "ksample", "1",
-    "reduced fidelity: write every S-th step of the k loop (1-32; 1 = every step). Skipped "
-    "steps' compute moves into the next kept access's gap; the set of touched 4 KB pages stays "
+    "reduced fidelity: write runs of ~S steps of the k loop as their first step with repeat "
+    "count S (1-32; 1 = every step): accesses, compute and the set of touched 4 KB pages stay "
     "the same, records drop ~S times (docs/generators.md#reduced-fidelity-k-sampling)"};
 
 /// The `ksample` parameter of the O(N^3) kernels: every how many-th step of the k loop is
@@ -74,19 +74,22 @@ void naive_product(GenContext& ctx, const char* kernel, trace::Dim3 block, bool 
         a_row[l] = i(w.lane(l)) * n;
         b_col[l] = j(w.lane(l));
       }
-      // Sampling keeps the steps with (k + phase) % sample == 0. The phase moves by one per
-      // block column and per warp row, so the warps of a wave of blocks that share a page of B
-      // (32 block columns for gemm) keep different steps between them, and together touch every
-      // page the full kernel touches at about the time it does (docs/generators.md).
+      // Sampling: step 0 as it is (its work differs), then each run of steps from one with
+      // (k + phase) % sample == 0 to the next is written as its first step with the run's length
+      // as repeat count: the simulator charges every step's compute and load latency and the
+      // accesses add up, but each warp touches only the first step's pages of B. The phase moves
+      // by one per block column and warp row, so the warps of a wave of blocks that share a page
+      // of B (32 block columns for gemm) start their runs at different steps and together touch
+      // every page the full kernel touches at about the time it does (docs/generators.md).
       const std::uint64_t phase = (blk.x + blk.gy(w.lane(0)) / rows_per_warp) % sample;
-      for (std::uint64_t kk = 0; kk < n; ++kk) {
-        const Work& step = kk == 0 ? first_step : next_step;
-        if ((kk + phase) % sample != 0) {
-          w.compute(step);  // a skipped step's work is still done before the next access
-          continue;
-        }
-        w.op_lane(ra, step, [&](std::uint32_t l) { return a_row[l] + kk; });
-        w.op_lane(rb, kNoWork, [&](std::uint32_t l) { return kk * n + b_col[l]; });
+      for (std::uint64_t kk = 0; kk < n;) {
+        std::uint64_t end = kk + 1;
+        while (kk > 0 && end < n && (end + phase) % sample != 0) ++end;
+        const auto run = static_cast<std::uint32_t>(end - kk);
+        w.op_lane_repeat(ra, kk == 0 ? first_step : next_step, run,
+                         [&](std::uint32_t l) { return a_row[l] + kk; });
+        w.op_lane_repeat(rb, kNoWork, run, [&](std::uint32_t l) { return kk * n + b_col[l]; });
+        kk = end;
       }
       w.op(wc, term + finish, [&](const Thread& t) { return i(t) * n + j(t); });
     });
@@ -151,24 +154,26 @@ void tiled_product(Workload& wl, const char* name, std::uint64_t n, std::uint32_
   const Ref wout = wl.ref(k, {out, AccessKind::Write, threads, out_tile});
   wl.body(k, [=](Block& blk, std::int32_t) {
     if (lower && blk.x > blk.y) return;
-    // Sampling keeps the steps with (step + phase) % sample == 0 for the whole block (its warps
-    // load one tile together); the phase moves by one per block row and column, so the blocks
-    // sharing an operand band keep different steps between them.
+    // Sampling as in naive_product, with runs of steps for the whole block (its warps load one
+    // tile together); the phase moves by one per block row and column, so the blocks sharing an
+    // operand band start their runs at different steps.
     const std::uint64_t phase = (std::uint64_t{blk.x} + blk.y) % sample;
+    const std::uint64_t steps = n / tile;
     blk.warps([&](Warp& w) {
-      for (std::uint64_t step = 0; step < n / tile; ++step) {
-        if ((step + phase) % sample != 0) {
-          w.compute(step == 0 ? first_loads : multiply + step_loads);
-          continue;
-        }
+      for (std::uint64_t step = 0; step < steps;) {
+        std::uint64_t end = step + 1;
+        while (step > 0 && end < steps && (end + phase) % sample != 0) ++end;
+        const auto run = static_cast<std::uint32_t>(end - step);
         for (std::size_t o = 0; o < ops.size(); ++o) {
           const std::uint64_t band = (ops[o].by_y ? blk.y : blk.x) * std::uint64_t{tile};
           const Work work = o > 0 ? kNoWork : step == 0 ? first_loads : multiply + step_loads;
-          w.op(refs[o], work, [&](const Thread& th) {
+          w.op_lane_repeat(refs[o], work, run, [&](std::uint32_t l) {
+            const Thread& th = w.lane(l);
             return ops[o].row_band ? (band + th.y) * n + step * tile + th.x
                                    : (step * tile + th.y) * n + band + th.x;
           });
         }
+        step = end;
       }
       auto c = [&](const Thread& th) {
         return (std::uint64_t{tile} * blk.y + th.y) * n + std::uint64_t{tile} * blk.x + th.x;
