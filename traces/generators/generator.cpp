@@ -205,11 +205,11 @@ void warp_instruction(trace::TraceWriter& w, std::uint32_t warp, std::span<const
   r.kind = kind;
   r.repeat = repeat;
   // Most instructions are coalesced or a broadcast: every lane in lane 0's page. Testing that
-  // first is a branch-free loop the compiler vectorises, instead of the page search below.
-  const Addr first_page = lane_va[0] >> kPageShift;
-  bool one_page = true;
-  for (std::size_t i = 1; i < lanes; ++i) one_page &= (lane_va[i] >> kPageShift) == first_page;
-  if (one_page) {
+  // first is a branch-free OR-reduction the compiler vectorises, instead of the page search
+  // below: (a ^ b) >> kPageShift is nonzero exactly when a and b are in different pages.
+  Addr differ = 0;
+  for (std::size_t i = 1; i < lanes; ++i) differ |= (lane_va[i] ^ lane_va[0]) >> kPageShift;
+  if (differ == 0) {
     r.va = lane_va[0];
     r.gap_cycles = gap;
     r.bytes = static_cast<std::uint32_t>(lanes) * lane_bytes;
