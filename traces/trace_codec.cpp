@@ -175,6 +175,12 @@ void ByteReader::skip(std::uint64_t n) {
 }
 
 void RecordEncoder::encode(const AccessRecord& rec, std::vector<std::uint8_t>& out) {
+  const std::size_t at = out.size();
+  out.resize(at + kMaxRecordBytes);
+  out.resize(static_cast<std::size_t>(encode(rec, out.data() + at) - out.data()));
+}
+
+std::uint8_t* RecordEncoder::encode(const AccessRecord& rec, std::uint8_t* p) {
   auto flags = static_cast<std::uint8_t>(rec.kind);
   // Deltas wrap modulo 2^64 so every VA pair is representable; page-aligned deltas (the common
   // case for page-touch traces) are stored in pages, which usually makes them one byte.
@@ -190,15 +196,16 @@ void RecordEncoder::encode(const AccessRecord& rec, std::vector<std::uint8_t>& o
   if (rec.bytes != prev_bytes) flags |= kHasBytes;
   if (rec.gap_cycles != 0) flags |= kHasGap;
   if (rec.repeat != 1) flags |= kHasRepeat;
-  put_u8(out, flags);
-  put_varint(out, va_field);
-  if (flags & kHasRef) put_varint(out, rec.ref_id);
-  if (flags & kHasBytes) put_varint(out, rec.bytes);
-  if (flags & kHasGap) put_varint(out, rec.gap_cycles);
-  if (flags & kHasRepeat) put_varint(out, rec.repeat - 1);
+  *p++ = flags;
+  p = put_varint(p, va_field);
+  if (flags & kHasRef) p = put_varint(p, rec.ref_id);
+  if (flags & kHasBytes) p = put_varint(p, rec.bytes);
+  if (flags & kHasGap) p = put_varint(p, rec.gap_cycles);
+  if (flags & kHasRepeat) p = put_varint(p, rec.repeat - 1);
   prev_va = rec.va;
   prev_ref = rec.ref_id;
   prev_bytes = rec.bytes;
+  return p;
 }
 
 void encode_host_event(const HostEvent& ev, std::vector<std::uint8_t>& out) {

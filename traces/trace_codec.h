@@ -52,6 +52,15 @@ inline void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
   }
   out.push_back(static_cast<std::uint8_t>(v));
 }
+/// As above into a buffer with room for 10 bytes; returns the position after the varint.
+inline std::uint8_t* put_varint(std::uint8_t* p, std::uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<std::uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<std::uint8_t>(v);
+  return p;
+}
 inline std::uint64_t zigzag(std::int64_t v) {
   // Unsigned arithmetic throughout: the signed formula's left shift overflows for large |v|.
   const auto u = static_cast<std::uint64_t>(v);
@@ -116,15 +125,28 @@ class ByteReader {
   std::uint64_t index_;
 };
 
+/// The longest encoding of one record: flags, a 64-bit VA delta (10 bytes) and four 32-bit
+/// fields (5 bytes each).
+inline constexpr std::size_t kMaxRecordBytes = 1 + 10 + 4 * 5;
+
 /// Per-warp encoder state, mirroring WarpStream's decoder state.
 struct RecordEncoder {
   Addr prev_va = 0;
   std::uint32_t prev_ref = 0;
   std::uint32_t prev_bytes = 4;
   void encode(const AccessRecord& rec, std::vector<std::uint8_t>& out);
+  /// Writes the record at `p`, which must have room for kMaxRecordBytes; returns the position
+  /// after it. The writer's hot path: no per-byte capacity check.
+  std::uint8_t* encode(const AccessRecord& rec, std::uint8_t* p);
 };
 
 void encode_host_event(const HostEvent& ev, std::vector<std::uint8_t>& out);
+
+/// Whether TraceWriters constructed from now on compress chunks on a second thread while the
+/// caller produces the next ones (default: yes). The file is byte-identical either way; the
+/// switch exists so that tests can compare the two.
+void set_background_compression(bool on);
+bool background_compression();
 /// Decodes and range-checks one host event of a version-`version` trace (enum values, field
 /// widths, event types the version has).
 HostEvent decode_host_event(ByteReader& in, std::uint32_t version = kFormatVersion);

@@ -3,10 +3,15 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <exception>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -19,16 +24,57 @@ using namespace codec;
 
 namespace {
 
+std::atomic<bool> g_background_compression{true};
+
+}  // namespace
+
+void codec::set_background_compression(bool on) { g_background_compression = on; }
+bool codec::background_compression() { return g_background_compression; }
+
+namespace {
+
 [[noreturn]] void misuse(const std::string& msg) { throw std::logic_error("TraceWriter: " + msg); }
 
 bool valid_kind(AccessKind k) { return static_cast<std::uint8_t>(k) <= 3; }
 
-/// Records of one warp of the threadblock being written. They are encoded only at end_block,
-/// once the threadblock's VA base (the first VA of its first non-empty warp) is known; keeping
-/// them as records also makes folding a same-page repeat a simple update of back().
+/// One warp of the threadblock being written. Records are encoded as they come, so a warp costs
+/// a few bytes per record rather than a buffered AccessRecord each (gemm's warps have 2N records).
+/// Two records wait: the first, whose VA delta is relative to the threadblock's VA base (the
+/// first VA of its first non-empty warp), known only at end_block; and the last, into which a
+/// same-page repeat may still fold. Every record in between depends only on its predecessor.
 struct WarpState {
-  std::vector<AccessRecord> records;
+  AccessRecord first;
+  AccessRecord last;
+  std::uint32_t records = 0;  ///< including `first` and `last`
+  RecordEncoder enc;          ///< state after the last record in `bytes`
   std::vector<std::uint8_t> bytes;
+  std::size_t used = 0;  ///< bytes[0, used) hold records 2 .. records-1
+
+  void reset() {
+    records = 0;
+    used = 0;
+  }
+  /// Moves `last` out of the foldable position: into `first` or into the encoded bytes.
+  void commit_last() {
+    if (records == 1) {
+      first = last;
+      enc.prev_va = first.va;
+      enc.prev_ref = first.ref_id;
+      enc.prev_bytes = first.bytes;
+      return;
+    }
+    if (bytes.size() < used + kMaxRecordBytes) bytes.resize(2 * bytes.size() + kMaxRecordBytes);
+    used = static_cast<std::size_t>(enc.encode(last, bytes.data() + used) - bytes.data());
+  }
+};
+
+/// One chunk handed to the compression thread.
+struct ChunkJob {
+  ChunkInfo::Type type = ChunkInfo::Host;
+  std::uint32_t launch = 0;
+  std::uint64_t first = 0;
+  std::uint64_t count = 0;
+  std::vector<std::uint8_t> raw;
 };
 
 }  // namespace
@@ -69,8 +115,77 @@ struct TraceWriter::Impl {
   std::uint32_t num_warps = 0;
   std::vector<WarpState> warps;
 
+  // Background compression (codec::set_background_compression). Compressing is a third of
+  // the time of writing a generated trace; a second thread overlaps it with the generation.
+  // Chunks are compressed and written in the order they were handed over, each with the same
+  // parameters, so the file is byte-identical to a synchronous write. At most one chunk waits
+  // while another is compressed, which bounds memory to three raw chunks.
+  bool background = true;
+  std::thread worker;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<ChunkJob> queue;                     // guarded by mu
+  std::vector<std::vector<std::uint8_t>> spares;  // emptied raw buffers; guarded by mu
+  bool busy = false;                              // the worker holds a job; guarded by mu
+  bool stop = false;                              // guarded by mu
+  std::exception_ptr error;                       // the worker's failure; guarded by mu
+
   ~Impl() {
+    stop_worker();
     if (cctx != nullptr) ZSTD_freeCCtx(cctx);
+  }
+
+  void stop_worker() {
+    if (!worker.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    worker.join();
+  }
+
+  void worker_loop() {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return stop || !queue.empty(); });
+      if (queue.empty() || error) {
+        if (stop) return;
+        queue.clear();  // after a failure nothing more is written
+        cv.notify_all();
+        continue;
+      }
+      ChunkJob job = std::move(queue.front());
+      queue.pop_front();
+      busy = true;
+      lock.unlock();
+      cv.notify_all();
+      std::exception_ptr failed;
+      try {
+        compress_and_write(job.type, job.launch, job.first, job.count, job.raw);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      job.raw.clear();
+      lock.lock();
+      busy = false;
+      if (failed && !error) error = failed;
+      spares.push_back(std::move(job.raw));
+      cv.notify_all();
+    }
+  }
+
+  /// Rethrows the worker's failure (on the caller's thread, where the writer's user sees it).
+  void rethrow_locked() {
+    if (error) std::rethrow_exception(error);
+  }
+
+  /// Waits until every handed-over chunk is written.
+  void drain() {
+    if (!worker.joinable()) return;
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return (queue.empty() && !busy) || error; });
+    rethrow_locked();
   }
 
   void write_raw(const void* data, std::size_t n) {
@@ -81,8 +196,8 @@ struct TraceWriter::Impl {
     offset += n;
   }
 
-  void write_chunk(ChunkInfo::Type type, std::uint32_t launch, std::uint64_t first,
-                   std::uint64_t count, const std::vector<std::uint8_t>& raw) {
+  void compress_and_write(ChunkInfo::Type type, std::uint32_t launch, std::uint64_t first,
+                          std::uint64_t count, const std::vector<std::uint8_t>& raw) {
     compressed.resize(ZSTD_compressBound(raw.size()));
     const std::size_t n =
         ZSTD_compress2(cctx, compressed.data(), compressed.size(), raw.data(), raw.size());
@@ -102,11 +217,33 @@ struct TraceWriter::Impl {
     chunks.push_back(c);
   }
 
+  /// Compresses and writes `raw` as the next chunk, or hands it to the compression thread; either
+  /// way `raw` is left empty (with capacity) for the caller to refill.
+  void write_chunk(ChunkInfo::Type type, std::uint32_t launch, std::uint64_t first,
+                   std::uint64_t count, std::vector<std::uint8_t>& raw) {
+    if (!background) {
+      compress_and_write(type, launch, first, count, raw);
+      raw.clear();
+      return;
+    }
+    if (!worker.joinable()) worker = std::thread([this] { worker_loop(); });
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return queue.empty() || error; });
+    rethrow_locked();
+    queue.push_back(ChunkJob{type, launch, first, count, std::move(raw)});
+    raw.clear();
+    if (!spares.empty()) {
+      raw.swap(spares.back());
+      spares.pop_back();
+    }
+    lock.unlock();
+    cv.notify_all();
+  }
+
   void flush_host() {
     if (host_buf.empty()) return;
     write_chunk(ChunkInfo::Host, 0, host_chunk_first, host_total - host_chunk_first, host_buf);
     host_chunk_first = host_total;
-    host_buf.clear();
   }
 
   void flush_blocks() {
@@ -114,7 +251,6 @@ struct TraceWriter::Impl {
     write_chunk(ChunkInfo::Blocks, launches.back().launch_index, block_chunk_first,
                 next_tb - block_chunk_first, block_buf);
     block_chunk_first = next_tb;
-    block_buf.clear();
   }
 
   void add_host(const HostEvent& ev) {
@@ -141,6 +277,7 @@ TraceWriter::TraceWriter(const std::filesystem::path& path, const Metadata& meta
   w.name = path.string();
   w.opts = opts;
   w.exceptions_at_start = std::uncaught_exceptions();
+  w.background = background_compression();
   if (opts.zstd_level < ZSTD_minCLevel() || opts.zstd_level > ZSTD_maxCLevel()) {
     misuse("zstd level " + std::to_string(opts.zstd_level) + " out of range");
   }
@@ -242,7 +379,7 @@ void TraceWriter::begin_block(std::uint32_t num_warps) {
   w.in_block = true;
   w.num_warps = num_warps;
   if (w.warps.size() < num_warps) w.warps.resize(num_warps);
-  for (std::uint32_t i = 0; i < num_warps; ++i) w.warps[i].records.clear();
+  for (std::uint32_t i = 0; i < num_warps; ++i) w.warps[i].reset();
 }
 
 void TraceWriter::access(std::uint32_t warp, const AccessRecord& rec) {
@@ -257,30 +394,35 @@ void TraceWriter::access(std::uint32_t warp, const AccessRecord& rec) {
   if (!valid_kind(rec.kind)) misuse("access with an out-of-range kind");
   LaunchSummary& launch = w.launches.back();
   launch.accesses += rec.repeat;
-  std::vector<AccessRecord>& recs = w.warps[warp].records;
-  if (w.opts.fold_repeats && !recs.empty()) {
-    AccessRecord& p = recs.back();
-    if ((p.va >> kPageShift) == (rec.va >> kPageShift) && p.kind == rec.kind &&
-        p.bytes == rec.bytes && p.ref_id == rec.ref_id && p.gap_cycles == rec.gap_cycles &&
-        p.repeat <= 0xffffffffu - rec.repeat) {
+  WarpState& s = w.warps[warp];
+  if (s.records > 0) {
+    AccessRecord& p = s.last;
+    if (w.opts.fold_repeats && (p.va >> kPageShift) == (rec.va >> kPageShift) &&
+        p.kind == rec.kind && p.bytes == rec.bytes && p.ref_id == rec.ref_id &&
+        p.gap_cycles == rec.gap_cycles && p.repeat <= 0xffffffffu - rec.repeat) {
       p.repeat += rec.repeat;  // keeps the first VA: the page is what the simulator needs
       return;
     }
+    if (s.records == 0xffffffffu) misuse("more than 2^32-1 records in one warp");
+    s.commit_last();
   }
-  if (recs.size() == 0xffffffffu) misuse("more than 2^32-1 records in one warp");
-  recs.push_back(rec);
+  s.last = rec;
+  ++s.records;
 }
 
 void TraceWriter::end_block() {
   Impl& w = *impl_;
   if (!w.in_block) misuse("end_block without begin_block");
   LaunchSummary& launch = w.launches.back();
+  for (std::uint32_t i = 0; i < w.num_warps; ++i) {
+    if (w.warps[i].records > 0) w.warps[i].commit_last();
+  }
   // Each warp's VA deltas start from a per-threadblock base rather than 0, so that a warp with
   // few records (e.g. one coalesced access per array) does not pay for a full 47-bit address.
   Addr va_base = 0;
   for (std::uint32_t i = 0; i < w.num_warps; ++i) {
-    if (!w.warps[i].records.empty()) {
-      va_base = w.warps[i].records.front().va;
+    if (w.warps[i].records > 0) {
+      va_base = w.warps[i].first.va;
       break;
     }
   }
@@ -288,15 +430,19 @@ void TraceWriter::end_block() {
   put_varint(w.block_buf, w.num_warps);
   put_varint(w.block_buf, va_base);
   for (std::uint32_t i = 0; i < w.num_warps; ++i) {
-    WarpState& s = w.warps[i];
-    s.bytes.clear();
-    RecordEncoder enc;
-    enc.prev_va = va_base;
-    for (const AccessRecord& r : s.records) enc.encode(r, s.bytes);
-    put_varint(w.block_buf, s.records.size());
-    put_varint(w.block_buf, s.bytes.size());
-    put_bytes(w.block_buf, s.bytes.data(), s.bytes.size());
-    launch.records += s.records.size();
+    const WarpState& s = w.warps[i];
+    std::uint8_t head[kMaxRecordBytes];
+    std::size_t head_len = 0;
+    if (s.records > 0) {
+      RecordEncoder enc;
+      enc.prev_va = va_base;
+      head_len = static_cast<std::size_t>(enc.encode(s.first, head) - head);
+    }
+    put_varint(w.block_buf, s.records);
+    put_varint(w.block_buf, head_len + s.used);
+    put_bytes(w.block_buf, head, head_len);
+    put_bytes(w.block_buf, s.bytes.data(), s.used);
+    launch.records += s.records;
   }
   w.in_block = false;
   ++w.next_tb;
@@ -315,6 +461,8 @@ void TraceWriter::finish() {
   if (w.in_block) misuse("finish inside a threadblock");
   w.require_no_open_launch("finish");
   w.flush_host();
+  w.drain();
+  w.stop_worker();
 
   std::vector<std::uint8_t> index;
   put_u64(index, w.host_total);

@@ -17,9 +17,11 @@ namespace po = boost::program_options;
 
 namespace {
 
-void print_list(std::ostream& out) {
+/// One generator's line and its parameters; all of them without `only`.
+void print_list(std::ostream& out, const gen::Generator* only = nullptr) {
   out << "generators (name, access pattern, default --footprint, what it emulates):\n";
   for (const gen::Generator* g : gen::generators()) {
+    if (only != nullptr && g != only) continue;
     char line[160];
     std::snprintf(line, sizeof line, "  %-14s %-19s %-10s ", g->name.c_str(), g->pattern.c_str(),
                   format_bytes(g->default_footprint).c_str());
@@ -81,7 +83,10 @@ int cmd_gen(const Args& args, std::ostream& out, std::ostream& /*err*/) {
            "Writes a synthetic workload trace. The same name, parameters and seed always produce "
            "a byte-identical file.\n\n"
         << visible << "\n";
-    print_list(out);
+    // `gen NAME --help` shows that generator's parameters only.
+    const gen::Generator* only =
+        vm.count("generator") ? gen::find_generator(vm["generator"].as<std::string>()) : nullptr;
+    print_list(out, only);
     return 0;
   }
   if (vm.count("list")) {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,26 @@ class Warp {
   void op_lane(const Ref& r, const Work& work, F&& idx) {
     std::uint32_t lane = 0;
     op(r, work, [&](const Thread&) { return idx(lane++); });
+  }
+  /// As op_lane(), for `repeat` executions of the instruction at the addresses of the first, each
+  /// after `work` (a record's repeat count, trace-format.md): how k-sampling (matmul.cpp) writes
+  /// a run of loop steps as its first step. Work pending from compute() would be repeated too, so
+  /// there must be none.
+  template <class F>
+  void op_lane_repeat(const Ref& r, const Work& work, std::uint32_t repeat, F&& idx) {
+    if (repeat > 1 && pending_gap_ != 0) {
+      throw std::logic_error("Warp::op_lane_repeat with compute pending");
+    }
+    Addr va[32];
+    std::size_t n = 0;
+    for (std::uint32_t l = 0; l < n_; ++l) {
+      const std::uint64_t e = idx(l);
+      if (e != kOff) va[n++] = r.base + r.offset + e * r.stride;
+    }
+    pending_gap_ += work.slots();
+    if (n == 0) return;
+    warp_instruction(w_, index_, {va, n}, r.bytes, r.kind, r.id, pending_gap_, repeat);
+    pending_gap_ = 0;
   }
   /// Adds computation before the warp's next access (e.g. a loop's arithmetic).
   void compute(const Work& work) { pending_gap_ += work.slots(); }

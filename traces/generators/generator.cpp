@@ -226,29 +226,49 @@ std::vector<Addr> place_allocations(
 
 void warp_instruction(trace::TraceWriter& w, std::uint32_t warp, std::span<const Addr> lane_va,
                       std::uint32_t lane_bytes, AccessKind kind, std::uint32_t ref,
-                      std::uint32_t gap) {
-  // At most 32 lanes, so a quadratic scan over a fixed array beats any allocation.
+                      std::uint32_t gap, std::uint32_t repeat) {
+  const std::size_t lanes = std::min<std::size_t>(lane_va.size(), 32);
+  if (lanes == 0) return;
+  trace::AccessRecord r;
+  r.ref_id = ref;
+  r.kind = kind;
+  r.repeat = repeat;
+  // Most instructions are coalesced or a broadcast: every lane in lane 0's page. Testing that
+  // first is a branch-free OR-reduction the compiler vectorises, instead of the page search
+  // below: (a ^ b) >> kPageShift is nonzero exactly when a and b are in different pages.
+  Addr differ = 0;
+  for (std::size_t i = 1; i < lanes; ++i) differ |= (lane_va[i] ^ lane_va[0]) >> kPageShift;
+  if (differ == 0) {
+    r.va = lane_va[0];
+    r.gap_cycles = gap;
+    r.bytes = static_cast<std::uint32_t>(lanes) * lane_bytes;
+    w.access(warp, r);
+    return;
+  }
+  // At most 32 lanes, so a search over a fixed array beats any allocation. Consecutive lanes
+  // usually share a page or move on to a new one, so the previous lane's page is tried first.
   Addr page_va[32];
   std::uint32_t lanes_in_page[32];
-  std::size_t pages = 0;
-  for (std::size_t i = 0; i < lane_va.size() && i < 32; ++i) {
+  std::size_t pages = 0, last = 0;
+  for (std::size_t i = 0; i < lanes; ++i) {
     const Addr page = lane_va[i] >> kPageShift;
-    std::size_t p = 0;
-    while (p < pages && (page_va[p] >> kPageShift) != page) ++p;
-    if (p == pages) {
-      page_va[pages] = lane_va[i];
-      lanes_in_page[pages] = 0;
-      ++pages;
+    std::size_t p = last;
+    if (pages == 0 || (page_va[p] >> kPageShift) != page) {
+      p = 0;
+      while (p < pages && (page_va[p] >> kPageShift) != page) ++p;
+      if (p == pages) {
+        page_va[pages] = lane_va[i];
+        lanes_in_page[pages] = 0;
+        ++pages;
+      }
     }
     ++lanes_in_page[p];
+    last = p;
   }
   for (std::size_t p = 0; p < pages; ++p) {
-    trace::AccessRecord r;
     r.va = page_va[p];
-    r.ref_id = ref;
     r.gap_cycles = p == 0 ? gap : 0;
     r.bytes = lanes_in_page[p] * lane_bytes;
-    r.kind = kind;
     w.access(warp, r);
   }
 }

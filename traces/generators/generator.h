@@ -128,10 +128,11 @@ std::vector<Addr> place_allocations(
 /// Writes one warp-wide memory instruction: `lane_va[i]` is the address of active lane i. Lanes
 /// are grouped by 4 KB page in lane order (first occurrence), one record per distinct page with
 /// the VA of its first lane and bytes = lanes in that page * `lane_bytes`. The first record gets
-/// `gap`, the others 0 (they issue as the same instruction).
+/// `gap`, the others 0 (they issue as the same instruction). With `repeat` > 1 every record
+/// stands for that many executions, `gap` apart (the format's repeat count).
 void warp_instruction(trace::TraceWriter& w, std::uint32_t warp, std::span<const Addr> lane_va,
                       std::uint32_t lane_bytes, AccessKind kind, std::uint32_t ref,
-                      std::uint32_t gap);
+                      std::uint32_t gap, std::uint32_t repeat = 1);
 
 /// Uniform integer in [0, n), n > 0, from the raw output of mt19937_64 (whose sequence the
 /// standard fixes) by rejection sampling. std::uniform_int_distribution and std::shuffle are

@@ -13,6 +13,22 @@
 namespace uvmsim::gen {
 namespace {
 
+/// Up to 32, the block columns that share a page of B in gemm (and of the B band in the tiled
+/// kernels): each wave of blocks then still holds every sampling phase over each page.
+constexpr std::uint64_t kMaxKSample = 32;
+
+const ParamSpec kKSampleSpec{
+    "ksample", "1",
+    "reduced fidelity: write runs of ~S steps of the k loop as their first step with repeat "
+    "count S (1-32; 1 = every step): accesses, compute and the set of touched 4 KB pages stay "
+    "the same, records drop ~S times (docs/generators.md#reduced-fidelity-k-sampling)"};
+
+/// The `ksample` parameter of the O(N^3) kernels: every how many-th step of the k loop is
+/// written (1: all of them). See docs/generators.md#reduced-fidelity-k-sampling.
+std::uint32_t ksample_param(GenContext& ctx) {
+  return static_cast<std::uint32_t>(ctx.params.integer("ksample", 1, kMaxKSample));
+}
+
 /// One thread per output element c[i][j] (j = blockIdx.x * bx + tx, i = blockIdx.y * by + ty),
 /// accumulating over a row of A and a column of B in a register: gemm (PolyBench, block 32x8,
 /// reads C for beta) and hellinger (HeCBench, block 16x16, sum of sqrt(a*b)). `term` is the
@@ -27,6 +43,7 @@ void naive_product(GenContext& ctx, const char* kernel, trace::Dim3 block, bool 
   const Work read_c_work = start + kIndex2D + kAddress;
   const Work first_step = (read_c ? fp32(1) : start) + kLoop + 2 * (kIndex2D + kAddress);
   const Work next_step = term + kLoop + 2 * kAddress;
+  const std::uint32_t sample = ksample_param(ctx);
   const std::uint64_t n = square_order(ctx.footprint, 3, 4, 32);
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
@@ -44,14 +61,35 @@ void naive_product(GenContext& ctx, const char* kernel, trace::Dim3 block, bool 
   const Ref rb = wl.ref(
       k, {b, AccessKind::Read, nn * nn * nn, ((nn - 1) * nn + bx) * 4, AccessPattern::Shared});
   const Ref wc = wl.ref(k, {c, AccessKind::Write, nn * nn, c_tile});
+  const std::uint32_t rows_per_warp = 32 / block.x;
   wl.body(k, [=](Block& blk, std::int32_t) {
     blk.warps([&](Warp& w) {
       auto i = [&](const Thread& t) { return blk.gy(t); };
       auto j = [&](const Thread& t) { return blk.gx(t); };
       if (rc) w.op(*rc, read_c_work, [&](const Thread& t) { return i(t) * n + j(t); });
-      for (std::uint64_t kk = 0; kk < n; ++kk) {
-        w.op(ra, kk == 0 ? first_step : next_step, [&](const Thread& t) { return i(t) * n + kk; });
-        w.op(rb, kNoWork, [&](const Thread& t) { return kk * n + j(t); });
+      // a[i][k] = A[i * n + k], b[k][j] = B[k * n + j]: the per-lane parts once per warp, so a
+      // step costs an add per lane rather than the index functions (a third of the time).
+      std::uint64_t a_row[32], b_col[32];
+      for (std::uint32_t l = 0; l < w.size(); ++l) {
+        a_row[l] = i(w.lane(l)) * n;
+        b_col[l] = j(w.lane(l));
+      }
+      // Sampling: step 0 as it is (its work differs), then each run of steps from one with
+      // (k + phase) % sample == 0 to the next is written as its first step with the run's length
+      // as repeat count: the simulator charges every step's compute and load latency and the
+      // accesses add up, but each warp touches only the first step's pages of B. The phase moves
+      // by one per block column and warp row, so the warps of a wave of blocks that share a page
+      // of B (32 block columns for gemm) start their runs at different steps and together touch
+      // every page the full kernel touches at about the time it does (docs/generators.md).
+      const std::uint64_t phase = (blk.x + blk.gy(w.lane(0)) / rows_per_warp) % sample;
+      for (std::uint64_t kk = 0; kk < n;) {
+        std::uint64_t end = kk + 1;
+        while (kk > 0 && end < n && (end + phase) % sample != 0) ++end;
+        const auto run = static_cast<std::uint32_t>(end - kk);
+        w.op_lane_repeat(ra, kk == 0 ? first_step : next_step, run,
+                         [&](std::uint32_t l) { return a_row[l] + kk; });
+        w.op_lane_repeat(rb, kNoWork, run, [&](std::uint32_t l) { return kk * n + b_col[l]; });
+        kk = end;
       }
       w.op(wc, term + finish, [&](const Thread& t) { return i(t) * n + j(t); });
     });
@@ -85,7 +123,8 @@ struct Operand {
 /// syrk, syr2k. With `lower`, blocks above the diagonal (blockIdx.x > blockIdx.y) exit at once,
 /// as the triangular cuBLAS kernels do.
 void tiled_product(Workload& wl, const char* name, std::uint64_t n, std::uint32_t tile,
-                   const std::vector<Operand>& ops, std::uint32_t out, bool read_out, bool lower) {
+                   const std::vector<Operand>& ops, std::uint32_t out, bool read_out, bool lower,
+                   std::uint32_t sample) {
   const auto g = static_cast<std::uint32_t>(n / tile);
   const std::uint32_t k = wl.kernel(name, {g, g, 1}, {tile, tile, 1},
                                     static_cast<std::uint32_t>(ops.size()) * tile * tile * 4);
@@ -115,16 +154,26 @@ void tiled_product(Workload& wl, const char* name, std::uint64_t n, std::uint32_
   const Ref wout = wl.ref(k, {out, AccessKind::Write, threads, out_tile});
   wl.body(k, [=](Block& blk, std::int32_t) {
     if (lower && blk.x > blk.y) return;
+    // Sampling as in naive_product, with runs of steps for the whole block (its warps load one
+    // tile together); the phase moves by one per block row and column, so the blocks sharing an
+    // operand band start their runs at different steps.
+    const std::uint64_t phase = (std::uint64_t{blk.x} + blk.y) % sample;
+    const std::uint64_t steps = n / tile;
     blk.warps([&](Warp& w) {
-      for (std::uint64_t step = 0; step < n / tile; ++step) {
+      for (std::uint64_t step = 0; step < steps;) {
+        std::uint64_t end = step + 1;
+        while (step > 0 && end < steps && (end + phase) % sample != 0) ++end;
+        const auto run = static_cast<std::uint32_t>(end - step);
         for (std::size_t o = 0; o < ops.size(); ++o) {
           const std::uint64_t band = (ops[o].by_y ? blk.y : blk.x) * std::uint64_t{tile};
           const Work work = o > 0 ? kNoWork : step == 0 ? first_loads : multiply + step_loads;
-          w.op(refs[o], work, [&](const Thread& th) {
+          w.op_lane_repeat(refs[o], work, run, [&](std::uint32_t l) {
+            const Thread& th = w.lane(l);
             return ops[o].row_band ? (band + th.y) * n + step * tile + th.x
                                    : (step * tile + th.y) * n + band + th.x;
           });
         }
+        step = end;
       }
       auto c = [&](const Thread& th) {
         return (std::uint64_t{tile} * blk.y + th.y) * n + std::uint64_t{tile} * blk.x + th.x;
@@ -144,12 +193,14 @@ std::uint32_t tile_param(GenContext& ctx) {
 
 void write_mm_tiled(GenContext& ctx) {
   const std::uint32_t tile = tile_param(ctx);
+  const std::uint32_t sample = ksample_param(ctx);
   const std::uint64_t n = square_order(ctx.footprint, 3, 4, tile);
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
   const std::uint32_t a = wl.alloc("A", n * n * 4), b = wl.alloc("B", n * n * 4),
                       c = wl.alloc("C", n * n * 4);
-  tiled_product(wl, "matrixMul", n, tile, {{a, true, true}, {b, false, false}}, c, false, false);
+  tiled_product(wl, "matrixMul", n, tile, {{a, true, true}, {b, false, false}}, c, false, false,
+                sample);
   wl.cpu_write(a);
   wl.cpu_write(b);
   wl.launch(0);
@@ -160,6 +211,7 @@ void write_mm_tiled(GenContext& ctx) {
 /// triangle, N x N.
 void write_syrk(GenContext& ctx, bool two) {
   const std::uint32_t tile = tile_param(ctx);
+  const std::uint32_t sample = ksample_param(ctx);
   const std::uint64_t n = square_order(ctx.footprint, two ? 3 : 2, 4, tile);
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
@@ -169,7 +221,7 @@ void write_syrk(GenContext& ctx, bool two) {
   // C[i][j] += A[i][k] * A[j][k]: both operands are row bands, of block rows i and j.
   std::vector<Operand> ops = {{a, true, true}, {b, true, false}};
   if (two) ops.insert(ops.end(), {{b, true, true}, {a, true, false}});
-  tiled_product(wl, two ? "syr2k_kernel" : "syrk_kernel", n, tile, ops, c, true, true);
+  tiled_product(wl, two ? "syr2k_kernel" : "syrk_kernel", n, tile, ops, c, true, true, sample);
   for (std::uint32_t id : {a, b, c}) {
     if (id != b || two) wl.cpu_write(id);
   }
@@ -181,7 +233,7 @@ const Registrar kGemm{Generator{
     "gemm",
     "C = alpha*A*B + beta*C, one thread per C element (block 32x8), k loop over a row of A "
     "and a column of B; N = largest multiple of 32 with 3*N*N*4 <= footprint",
-    {},
+    {kKSampleSpec},
     write_gemm,
     "tiled-reuse",
     std::uint64_t{12} << 20,
@@ -192,7 +244,7 @@ const Registrar kMmTiled{Generator{
     "mm-tiled",
     "shared-memory tiled C = A*B (block tile x tile), each step loads one tile of A and of B; "
     "N = largest multiple of tile with 3*N*N*4 <= footprint",
-    {{"tile", "32", "tile edge = block edge (8, 16 or 32)"}},
+    {{"tile", "32", "tile edge = block edge (8, 16 or 32)"}, kKSampleSpec},
     write_mm_tiled,
     "tiled-reuse",
     std::uint64_t{48} << 20,
@@ -203,7 +255,7 @@ const Registrar kHellinger{Generator{
     "hellinger",
     "Hellinger distance c[i][j] = sqrt(1 - sum_k sqrt(a[i][k]*b[k][j])), one thread per element "
     "(block 16x16); N = largest multiple of 32 with 3*N*N*4 <= footprint",
-    {},
+    {kKSampleSpec},
     write_hellinger,
     "tiled-reuse",
     std::uint64_t{8} << 20,
@@ -214,7 +266,7 @@ const Registrar kSyrk{Generator{
     "syrk",
     "symmetric rank-k update C = a*A*A^T + b*C, lower triangle, shared-memory tiles; N = largest "
     "multiple of tile with 2*N*N*4 <= footprint",
-    {{"tile", "32", "tile edge = block edge (8, 16 or 32)"}},
+    {{"tile", "32", "tile edge = block edge (8, 16 or 32)"}, kKSampleSpec},
     [](GenContext& ctx) { write_syrk(ctx, false); },
     "tiled-reuse",
     std::uint64_t{32} << 20,
@@ -225,7 +277,7 @@ const Registrar kSyr2k{Generator{
     "syr2k",
     "symmetric rank-2k update C = a*(A*B^T + B*A^T) + b*C, lower triangle, shared-memory tiles; "
     "N = largest multiple of tile with 3*N*N*4 <= footprint",
-    {{"tile", "32", "tile edge = block edge (8, 16 or 32)"}},
+    {{"tile", "32", "tile edge = block edge (8, 16 or 32)"}, kKSampleSpec},
     [](GenContext& ctx) { write_syrk(ctx, true); },
     "tiled-reuse",
     std::uint64_t{24} << 20,
