@@ -50,6 +50,8 @@ while (($#)); do
   esac
 done
 case "$tier" in parsers|full) ;; *) echo "fuzz.sh: --tier parsers|full" >&2; exit 2 ;; esac
+# --build-dir may be absolute or relative to the source tree.
+case "$build" in /*) ;; *) build="$src/$build" ;; esac
 # Campaigns yield the machine to everything else (nice 19); short CI runs do not.
 [ -n "$nice_level" ] || { [ -n "$hours" ] && nice_level=19 || nice_level=0; }
 if [ -z "$seconds" ] && [ -z "$hours" ] && [ "$list" = 0 ]; then
@@ -70,7 +72,7 @@ binaries=(uvmsim_fuzz_parsers)
 [ -n "$uvmsim" ] || { [ -x build/uvmsim ] && uvmsim="$src/build/uvmsim"; }
 [ -n "$uvmsim" ] || binaries+=(uvmsim)
 cmake --build "$build" --parallel "$(nproc)" --target "${binaries[@]}"
-[ -n "$uvmsim" ] || uvmsim="$src/$build/uvmsim"
+[ -n "$uvmsim" ] || uvmsim="$build/uvmsim"
 
 # Each target runs from the smallest binary that holds it: fuzz_<target> links to it.
 declare -A binary_of=()
@@ -93,11 +95,11 @@ for t in $targets; do
   grep -qx "$t" <<<"$all" || { echo "fuzz.sh: unknown target '$t' (known: $(echo $all))" >&2; exit 2; }
 done
 
-work="$src/$build/fuzz-work"
+work="$build/fuzz-work"
 [ -n "$corpus" ] || corpus="$work/corpus"
 mkdir -p "$corpus"
 corpus=$(cd "$corpus" && pwd)
-rm -rf "$work/seeds" "$work/logs" "$work/artifacts"
+rm -rf "$work/seeds" "$work/logs" "$work/artifacts" "$work/failed-runs"
 mkdir -p "$work/seeds" "$work/logs" "$work/artifacts"
 
 # ---- seeds ------------------------------------------------------------------------------------
@@ -226,12 +228,15 @@ run_one() {  # target seconds
   local dirs=("$corpus/$t" "$seeds/$t")
   [ -d "tests/data/fuzz/$t" ] && dirs+=("tests/data/fuzz/$t")
   local rc=0
-  nice -n "$nice_level" "$src/$build/fuzz_$t" "${opts[@]}" "${dirs[@]}" >"$log" 2>&1 || rc=$?
+  nice -n "$nice_level" "$build/fuzz_$t" "${opts[@]}" "${dirs[@]}" >"$log" 2>&1 || rc=$?
   local execs
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$secs" "${execs:-0}" \
     "$(find "$corpus/$t" -type f | wc -l)" "$rc" >>"$corpus/stats.tsv"
   if [ "$rc" -ne 0 ]; then
+    # A target that could not run at all (exit 127, a missing library, ...) leaves no artifact:
+    # it must fail the run all the same, or CI would report "no findings" for fuzzing nothing.
+    echo "$t: exit $rc, log $log" >>"$work/failed-runs"
     echo "fuzz.sh: $t: finding (exit $rc), log $log" >&2
     grep -E "ERROR|FINDING|SUMMARY|Test unit written" "$log" | head -5 >&2 || true
   fi
@@ -260,6 +265,11 @@ else
 fi
 
 findings=$(find "$work/artifacts" -type f | sort)
+if [ -z "$findings" ] && [ -s "$work/failed-runs" ]; then
+  echo "== targets that ended with an error and wrote no finding =="
+  cat "$work/failed-runs"
+  exit 1
+fi
 if [ -n "$findings" ]; then
   echo "== findings (replay one with: $build/fuzz_<target> FILE) =="
   echo "$findings"
