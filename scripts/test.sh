@@ -15,8 +15,10 @@ cmake --build build --parallel "$jobs"
 ctest --test-dir build --output-on-failure --parallel "$jobs"
 
 echo "== ASan + UBSan build + tests =="
-# -O1 keeps the sanitizer build quick to compile and the suite quick to run.
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+# -O1 keeps the sanitizer build quick to compile and the suite quick to run. -g1 (line tables and
+# function names, no variable info) is all a sanitizer report's stack trace needs, and compiles
+# ~28 % faster than -g (core/knob.cpp: 8.1 s against 11.2 s of CPU), the largest part of CI time.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
   -DUVMSIM_SANITIZE=ON -DUVMSIM_BUILD_TESTS=ON -DUVMSIM_BUILD_BENCH=OFF
 cmake --build build-asan --parallel "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
