@@ -76,6 +76,12 @@ class EventQueue {
     settle();
     return current_[head_].time;
   }
+  /// The event `k` places after the next one to pop, if it is already in the drained bucket
+  /// (events of the same ~1 ns), else null. For prefetching only: the queue's order is what pop
+  /// returns.
+  const Event* ahead(std::size_t k) const {
+    return head_ + k < current_.size() ? &current_[head_ + k] : nullptr;
+  }
   Event pop() {
     settle();
     --size_;

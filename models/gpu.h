@@ -44,6 +44,17 @@ class Gpu final : public ThreadblockSource {
   std::uint64_t unfinished_threadblocks() const { return tbs_total_ - tbs_done_; }
 
   void on_warp_wake(std::uint32_t warp, Tick now);
+  /// A WarpWake of `wi` comes soon: `stage` 0 brings the warp's state into the cache, stage 1
+  /// (a few events later, its state then cached) the bytes of its next trace record. Changes
+  /// nothing but what the caches hold.
+  void prefetch_warp(std::uint32_t wi, int stage) const {
+    if (wi >= warps_.size()) return;
+    if (stage == 0) {
+      __builtin_prefetch(&warps_[wi]);
+    } else if (const std::uint8_t* p = warps_[wi].stream.position()) {
+      __builtin_prefetch(p);
+    }
+  }
   /// The running threadblocks and the records issued by their slowest unfinished warp.
   void running_threadblocks(std::vector<ThreadblockProgress>& out) const override;
   void on_replay(Tick now);

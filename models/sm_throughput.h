@@ -45,8 +45,8 @@ class SmThroughput {
   Tick lsu(std::uint32_t sm, Tick t, Addr va, std::uint32_t bytes, std::uint32_t repeat) {
     if (!lsu_bounded()) return t;
     const Tick start = std::max(t, lsu_free_[sm]);
-    lsu_free_[sm] =
-        start + static_cast<Tick>(static_cast<double>(sectors(va, bytes, repeat)) * ps_per_sector_);
+    const std::uint64_t n = sectors(va, bytes, repeat);
+    lsu_free_[sm] = start + (n < kSectorTimes ? sector_time_[n] : sector_time(n));
     return lsu_free_[sm];
   }
 
@@ -62,6 +62,14 @@ class SmThroughput {
   }
 
  private:
+  /// The LSU time of `n` sectors. Records of up to a page's worth of sectors take it from a
+  /// table filled with this same expression: the same ticks without an int-to-double
+  /// conversion, a multiply and a truncation per access.
+  Tick sector_time(std::uint64_t n) const {
+    return static_cast<Tick>(static_cast<double>(n) * ps_per_sector_);
+  }
+  static constexpr std::uint64_t kSectorTimes = 129;
+  Tick sector_time_[kSectorTimes] = {};
   double ps_per_sector_ = 0;  ///< 0: no LSU limit
   double ps_per_slot_ = 0;    ///< 0: no issue limit
   std::vector<Tick> lsu_free_, issue_free_;

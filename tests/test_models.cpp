@@ -46,6 +46,23 @@ TEST(Tlb, HitsMissesLruAndGenerations) {
   EXPECT_EQ(hits, 4);
 }
 
+TEST(Tlb, SetCountThatIsNoPowerOfTwoKeepsEveryWay) {
+  // 3 sets x 2 ways: the set index is a modulo (power-of-two set counts use a mask). Keys
+  // 0..5 fill exactly the 6 entries whatever sets they fall in, or LRU would drop some.
+  Tlb t(6, 2);
+  int kept = 0;
+  for (std::uint64_t k = 0; k < 64; ++k) {
+    Tlb one(6, 2);
+    one.insert(k, 1);
+    kept += one.lookup(k, 1);
+  }
+  EXPECT_EQ(kept, 64);
+  for (std::uint64_t k = 0; k < 1000; ++k) t.insert(k, 1);
+  int hits = 0;
+  for (std::uint64_t k = 0; k < 1000; ++k) hits += t.lookup(k, 1);
+  EXPECT_EQ(hits, 6);  // every set full, each holding its 2 most recent keys
+}
+
 TEST(VaSpace, BlocksRangesAndTailRounding) {
   VaSpace va;
   trace::Allocation a{0, "a", 0x7f0000000000, (4 << 20) + 4096, true, false};
@@ -73,6 +90,20 @@ TEST(EventQueue, TimeThenInsertionOrder) {
   std::vector<std::uint32_t> order;
   while (!q.empty()) order.push_back(q.pop().arg);
   EXPECT_EQ(order, (std::vector<std::uint32_t>{2, 4, 1, 3}));
+}
+
+TEST(EventQueue, AheadShowsTheEventsPopReturnsNextWithinTheDrainedBucket) {
+  EventQueue q;
+  for (std::uint32_t i = 0; i < 6; ++i) q.schedule(100 + i, EventType::WarpWake, i);
+  q.schedule(1'000'000, EventType::Replay, 99);  // another bucket
+  EXPECT_EQ(q.pop().arg, 0u);
+  ASSERT_NE(q.ahead(0), nullptr);
+  EXPECT_EQ(q.ahead(0)->arg, 1u);
+  EXPECT_EQ(q.ahead(4)->arg, 5u);
+  EXPECT_EQ(q.ahead(5), nullptr);  // the Replay is not in the drained bucket yet
+  std::vector<std::uint32_t> order;
+  while (!q.empty()) order.push_back(q.pop().arg);
+  EXPECT_EQ(order, (std::vector<std::uint32_t>{1, 2, 3, 4, 5, 99}));
 }
 
 // Thrashing detection and mitigation: tests/test_thrashing.cpp.

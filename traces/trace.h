@@ -210,6 +210,9 @@ class WarpStream {
   std::uint32_t consumed() const { return total_ - remaining_; }  ///< records decoded so far
   /// Decodes the next record; returns false at the end. Throws UserError on malformed data.
   bool next(AccessRecord& out);
+  /// Where the next record's bytes are: a caller about to run this warp soon can prefetch them
+  /// (a warp's records are read only when it wakes, long after its line left the caches).
+  const std::uint8_t* position() const { return pos_; }
 
  private:
   const std::uint8_t* pos_ = nullptr;
@@ -281,8 +284,21 @@ class TraceReader {
   /// Indices into chunks() of the Blocks chunks of a launch, in threadblock order.
   const std::vector<std::size_t>& launch_chunks(std::uint32_t launch_index) const;
 
+  /// A decompressed chunk's bytes. Growing it leaves the new bytes uninitialised: zstd writes
+  /// every one of them at once, and value-initialising them (std::vector<uint8_t>::resize) cost
+  /// 6 % of a `gemm` run in memset (perf), once per chunk buffer.
+  struct NoInit : std::allocator<std::uint8_t> {
+    template <class U>
+    struct rebind {
+      using other = std::allocator<U>;
+    };
+    using std::allocator<std::uint8_t>::allocator;
+    void construct(std::uint8_t* p) noexcept { ::new (static_cast<void*>(p)) std::uint8_t; }
+    void construct(std::uint8_t* p, std::uint8_t v) noexcept { *p = v; }
+  };
+  using ChunkBuffer = std::vector<std::uint8_t, NoInit>;
   /// Reads, CRC-checks and decompresses chunk `i` into `out` (reusing its capacity).
-  void load_chunk(std::size_t i, std::vector<std::uint8_t>& out);
+  void load_chunk(std::size_t i, ChunkBuffer& out);
 
  private:
   struct Impl;
