@@ -19,7 +19,7 @@ class Tlb {
     // Every preset's set count is a power of two: then the set index is a mask, which gives the
     // same set as the modulo without a 64-bit division on every lookup (the L1 lookup was the
     // hottest instruction run of Gpu::issue in a `perf record` of bfs).
-    set_mask_ = (sets_ & (sets_ - 1)) == 0 ? sets_ - 1 : 0;
+    pow2_sets_ = (sets_ & (sets_ - 1)) == 0;
     const std::size_t n = static_cast<std::size_t>(sets_) * assoc_;
     keys_.assign(n, kInvalid);
     gens_.assign(n, 0);
@@ -61,13 +61,13 @@ class Tlb {
     key ^= key >> 17;
     key *= 0x9E3779B97F4A7C15ull;
     const std::uint64_t h = key >> 32;
-    return static_cast<std::size_t>(set_mask_ || sets_ == 1 ? h & set_mask_ : h % sets_) * assoc_;
+    return static_cast<std::size_t>(pow2_sets_ ? h & (sets_ - 1) : h % sets_) * assoc_;
   }
   std::vector<std::uint64_t> keys_;
   std::vector<std::uint32_t> gens_;
   std::vector<std::uint64_t> stamps_;
   std::uint32_t sets_ = 1, assoc_ = 1;
-  std::uint64_t set_mask_ = 0;  ///< sets_ - 1 when sets_ is a power of two, else 0 (modulo)
+  bool pow2_sets_ = true;  ///< index by mask (else modulo)
   std::uint64_t clock_ = 0;
 };
 

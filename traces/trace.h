@@ -22,7 +22,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/types.h"
@@ -285,32 +284,8 @@ class TraceReader {
   /// Indices into chunks() of the Blocks chunks of a launch, in threadblock order.
   const std::vector<std::size_t>& launch_chunks(std::uint32_t launch_index) const;
 
-  /// A decompressed chunk's bytes. Growing it leaves the new bytes uninitialised: zstd writes
-  /// every one of them at once. Value-initialising them (std::vector<uint8_t>::resize) showed as
-  /// 6 % memset in a `gemm` run's profile, but most of that was the first touch of fresh pages,
-  /// which zstd now pays instead: the whole run's CPU time did not measurably change.
-  template <class T>
-  struct NoInit : std::allocator<T> {
-    // libstdc++'s vector allocates through rebind<T>::other: it must be this allocator again.
-    template <class U>
-    struct rebind {
-      using other = NoInit<U>;
-    };
-    NoInit() = default;
-    template <class U>
-    NoInit(const NoInit<U>&) noexcept {}
-    template <class U>
-    void construct(U* p) noexcept {
-      ::new (static_cast<void*>(p)) U;  // default-initialised: no zero-fill
-    }
-    template <class U, class... Args>
-    void construct(U* p, Args&&... args) {
-      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-    }
-  };
-  using ChunkBuffer = std::vector<std::uint8_t, NoInit<std::uint8_t>>;
   /// Reads, CRC-checks and decompresses chunk `i` into `out` (reusing its capacity).
-  void load_chunk(std::size_t i, ChunkBuffer& out);
+  void load_chunk(std::size_t i, std::vector<std::uint8_t>& out);
 
  private:
   struct Impl;
