@@ -66,8 +66,9 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(sms_per_utlb, std::uint32_t, 1, integer, 1, 4096, "SMs sharing one uTLB (fault source)")      \
   X(utlb_max_outstanding_faults, std::uint32_t, 56, integer, 1, 65536,                            \
     "outstanding far faults per uTLB (Allen & Ge: 56)")                                           \
-  X(utlb_replay_order, UtlbReplayOrder, UtlbReplayOrder::Age, choice, {"age", "round_robin"},     \
-    "which held-back misses a uTLB raises after a replay: its oldest first (age), or round_robin: a miss raised again goes behind those still held back") \
+  X(utlb_replay_order, UtlbReplayOrder, UtlbReplayOrder::RoundRobin, choice,                      \
+    {"age", "round_robin"},                                                                       \
+    "which held-back misses a uTLB raises after a replay: round_robin (a miss raised again goes behind those still held back; fitted, docs/driver-model.md) or its oldest first (age)") \
   X(fault_buffer_entries, std::uint32_t, 8192, integer, 1, 1 << 24,                               \
     "replayable fault buffer entries")                                                            \
   X(fault_latency_ns, double, 500, number, 0, 1e9, "TLB miss to fault entry visible in the buffer") \

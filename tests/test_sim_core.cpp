@@ -68,10 +68,19 @@ TEST(Oversubscription, RegularEvictsAndRandomThrashesFarWorse) {
   cli_ok({"gen", "regular", "--footprint", "128M", "-o", reg});
   cli_ok({"gen", "random", "--footprint", "128M", "--seed", "7", "-o", rnd});
 
-  const auto reg0 = run_json(d, reg, {"--oversub", "0"}, "reg0");
-  const auto reg50 = run_json(d, reg, {"--oversub", "50"}, "reg50");
-  const auto rnd0 = run_json(d, rnd, {"--oversub", "0"}, "rnd0");
-  const auto rnd50 = run_json(d, rnd, {"--oversub", "50"}, "rnd50");
+  // 4 SMs hold 32 threadblocks of 1 MB each: the grid's in-flight window (32 MB) fits in the
+  // 84 MB of HBM, as it does for the real 32 GB runs (Allen & Ge, IPDPS'21 Sec. V-A). With all
+  // 80 of titanv's SMs the whole 128 MB grid is in flight at once, and the round-robin replay
+  // service makes it the working set (see WholeGridInFlightThrashesEvenInOrder).
+  const std::vector<std::string> sms = {"--set", "gpu.num_sms=4"};
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.end(), sms.begin(), sms.end());
+    return a;
+  };
+  const auto reg0 = run_json(d, reg, with({"--oversub", "0"}), "reg0");
+  const auto reg50 = run_json(d, reg, with({"--oversub", "50"}), "reg50");
+  const auto rnd0 = run_json(d, rnd, with({"--oversub", "0"}), "rnd0");
+  const auto rnd50 = run_json(d, rnd, with({"--oversub", "50"}), "rnd50");
 
   EXPECT_EQ(reg0["evictions"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(rnd0["evictions"].get<std::uint64_t>(), 0u);
@@ -92,6 +101,24 @@ TEST(Oversubscription, RegularEvictsAndRandomThrashesFarWorse) {
   // Every access of the trace completes: one per thread, one thread per page.
   EXPECT_EQ(reg50["accesses"].get<std::uint64_t>(), 128u * 256);
   EXPECT_EQ(rnd50["accesses"].get<std::uint64_t>(), 128u * 256);
+}
+
+// gpu.utlb_replay_order at the scale of SUV's mvt (docs/driver-model.md, "Which misses a uTLB
+// raises after a replay"): when the whole grid is in flight and HBM holds only part of it, the
+// default round-robin service keeps every warp partly served, so LRM evicts blocks that warps
+// are still filling, even for the in-order page touch; oldest-first (`age`) service fills the
+// blocks as a wave and evicts each of the 22 surplus blocks about once.
+TEST(Oversubscription, WholeGridInFlightThrashesEvenInOrder) {
+  TempDir d;
+  const auto reg = d.file("reg.uvt");
+  cli_ok({"gen", "regular", "--footprint", "128M", "-o", reg});
+  const auto rr = run_json(d, reg, {"--oversub", "50"}, "rr");
+  const auto age =
+      run_json(d, reg, {"--oversub", "50", "--set", "gpu.utlb_replay_order=age"}, "age");
+  EXPECT_EQ(rr["config"]["gpu"]["utlb_replay_order"], "round_robin");  // the default
+  EXPECT_LT(age["evictions"].get<std::uint64_t>(), 2u * 22);
+  EXPECT_GT(rr["evictions"].get<std::uint64_t>(), 10 * age["evictions"].get<std::uint64_t>());
+  EXPECT_GT(rr["sim_time_ns"].get<double>(), age["sim_time_ns"].get<double>());
 }
 
 TEST(Oversubscription, EvictionVictimsFollowTheDriverLists) {
