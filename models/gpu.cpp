@@ -469,12 +469,12 @@ void Gpu::on_replay(Tick now) {
     }
   }
   active_blocks_.resize(keep);
-  // 2. The accesses that still miss fault again: each uTLB re-raises its oldest misses, up to
-  //    its outstanding limit; the rest stay held back until a later replay.
+  // 2. The accesses that still miss fault again: each uTLB re-raises misses from the front of
+  //    its queue, up to its outstanding limit; the rest stay held back until a later replay.
   const Tick retry_at = now + l1_lat_ + l2_lat_ + walk_lat_;
   for (auto& ut : utlbs_) {
     // Misses the uTLB has not reported yet are not in the buffer: the replay re-translates them
-    // with the rest, and those still missing are raised again below, in age order.
+    // with the rest, and those still missing are raised again below, in queue order.
     queued_reports_ -= ut.reports.size() - ut.report_head;
     ut.reports.clear();
     ut.report_head = 0;
