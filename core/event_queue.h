@@ -31,6 +31,7 @@ enum class EventType : std::uint8_t {
   BatchEnd,     ///< a fault batch finished servicing (arg = batch id)
   Replay,       ///< the GPU replays faulted accesses
   FaultReport,  ///< a uTLB's next far fault reaches the fault buffer (arg = uTLB)
+  GmmuFree,     ///< the GMMU can write the next waiting uTLB's fault entry
 };
 
 struct Event {

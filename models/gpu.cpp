@@ -30,6 +30,8 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
   remote_lat_ = static_cast<Tick>(cfg_.link.remote_latency_ns * kPsPerNs);
   sm_.configure(cfg_.gpu, ps_per_cycle_);
   utlbs_.resize((cfg_.gpu.num_sms + cfg_.gpu.sms_per_utlb - 1) / cfg_.gpu.sms_per_utlb);
+  gmmu_ring_.assign(utlbs_.size(), 0);
+  gmmu_waiting_.assign(utlbs_.size(), 0);
   buffer_.configure(cfg_.gpu.fault_buffer_entries);
   const std::size_t nblocks = ctx_.va.blocks().size();
   block_wait_.resize(nblocks);
@@ -337,9 +339,9 @@ void Gpu::raise_entry(FaultRecord& fr, Tick t) {
   Utlb& ut = utlbs_[fr.utlb];
   ++ut.outstanding;
   const Tick ready = t + fault_lat_;
-  ++ctx_.stats.gpu_faults;
-  ++ks_->gpu_faults;
   if (!paced_) {
+    ++ctx_.stats.gpu_faults;
+    ++ks_->gpu_faults;
     buffer_.push(FaultEntry{fr.page_va, ready, fr.utlb, fr.kind});
     irq_.raise(ready);
     return;
@@ -356,10 +358,6 @@ void Gpu::raise_entry(FaultRecord& fr, Tick t) {
 }
 
 void Gpu::on_fault_report(std::uint32_t u, Tick now) {
-  if (gmmu_free_ > now) {
-    ctx_.queue.schedule(gmmu_free_, EventType::FaultReport, u);
-    return;
-  }
   Utlb& ut = utlbs_[u];
   if (ut.report_head == ut.reports.size()) {  // a replay dropped what was queued
     ut.report_scheduled = false;
@@ -370,9 +368,57 @@ void Gpu::on_fault_report(std::uint32_t u, Tick now) {
     ctx_.queue.schedule(ready, EventType::FaultReport, u);
     return;
   }
+  if (gmmu_free_ > now) {
+    // The GMMU is writing another uTLB's entry: wait in line (report_scheduled stays set).
+    if (!gmmu_waiting_[u]) {
+      gmmu_waiting_[u] = 1;
+      gmmu_ring_[(gmmu_head_ + gmmu_count_++) % gmmu_ring_.size()] = u;
+    }
+    if (!gmmu_event_) {
+      gmmu_event_ = true;
+      ctx_.queue.schedule(gmmu_free_, EventType::GmmuFree, 0);
+    }
+    return;
+  }
+  write_report(u, now);
+}
+
+void Gpu::on_gmmu_free(Tick now) {
+  gmmu_event_ = false;
+  while (gmmu_count_ > 0) {
+    const std::uint32_t u = gmmu_ring_[gmmu_head_];
+    gmmu_head_ = (gmmu_head_ + 1) % gmmu_ring_.size();
+    --gmmu_count_;
+    gmmu_waiting_[u] = 0;
+    Utlb& ut = utlbs_[u];
+    if (ut.report_head == ut.reports.size()) {  // a replay dropped what it waited to write
+      ut.report_scheduled = false;
+      continue;
+    }
+    // A replay may have replaced the waiting report by a later one: wait for that one first.
+    if (const Tick ready = std::max(ut.reports[ut.report_head].valid_at, ut.report_free);
+        ready > now) {
+      ctx_.queue.schedule(ready, EventType::FaultReport, u);
+      continue;
+    }
+    write_report(u, now);
+    break;
+  }
+  if (gmmu_count_ > 0) {
+    gmmu_event_ = true;
+    ctx_.queue.schedule(gmmu_free_, EventType::GmmuFree, 0);
+  }
+}
+
+void Gpu::write_report(std::uint32_t u, Tick now) {
+  Utlb& ut = utlbs_[u];
   FaultEntry e = ut.reports[ut.report_head++];
   --queued_reports_;
   e.valid_at = now;
+  // Counted when written: a report a replay drops before the GMMU writes it never reaches the
+  // buffer (gpu_faults counts fault-buffer entries, docs/stats.md).
+  ++ctx_.stats.gpu_faults;
+  ++ks_->gpu_faults;
   buffer_.push(e);
   irq_.raise(now);
   gmmu_free_ = now + write_interval_;

@@ -60,6 +60,8 @@ class Gpu final : public ThreadblockSource {
   void on_replay(Tick now);
   /// uTLB `utlb`'s oldest queued far fault is written into the fault buffer (if the GMMU is free).
   void on_fault_report(std::uint32_t utlb, Tick now);
+  /// The GMMU is free again: it writes the report of the uTLB that has waited longest for it.
+  void on_gmmu_free(Tick now);
 
  private:
   struct Warp {
@@ -152,6 +154,15 @@ class Gpu final : public ThreadblockSource {
   bool round_robin_;    ///< gpu.utlb_replay_order = round_robin
   Tick gmmu_free_ = 0;  ///< the GMMU may write its next fault entry from here on
   std::size_t queued_reports_ = 0;
+  /// uTLBs with a report due while the GMMU was busy, in the order they became due (a ring of
+  /// one slot per uTLB: each waits at most once). One GmmuFree event serves them in turn, so a
+  /// busy GMMU costs one event per written entry, not one per waiting uTLB.
+  std::vector<std::uint32_t> gmmu_ring_;
+  std::size_t gmmu_head_ = 0, gmmu_count_ = 0;
+  std::vector<std::uint8_t> gmmu_waiting_;
+  bool gmmu_event_ = false;  ///< a GmmuFree event is scheduled
+  /// Writes uTLB `u`'s due report into the buffer at `now` and schedules its next one.
+  void write_report(std::uint32_t u, Tick now);
 
   std::vector<Tlb> l1_;
   Tlb l2_;

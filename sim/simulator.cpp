@@ -218,6 +218,9 @@ Tick Simulator::drain(EventQueue& queue, UvmDriver& driver, Gpu& gpu, Tick limit
       case EventType::FaultReport:
         gpu.on_fault_report(e.arg, e.time);
         break;
+      case EventType::GmmuFree:
+        gpu.on_gmmu_free(e.time);
+        break;
     }
   }
   return last_event;

@@ -2,8 +2,11 @@
 // by the uTLBs and the GMMU (gpu.utlb_fault_interval_ns, gpu.fault_write_interval_ns).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/stats.h"
 #include "placement_test_util.h"
+#include "sim/simulator.h"
 
 namespace uvmsim::test {
 namespace {
@@ -129,6 +132,92 @@ std::vector<unsigned long long> migrated_pages(const std::string& order) {
 TEST(UtlbReplayOrder, AgeKeepsFaultOrderRoundRobinSendsRaisedMissesBack) {
   EXPECT_EQ(migrated_pages("age"), (std::vector<unsigned long long>{0, 1, 2, 3}));
   EXPECT_EQ(migrated_pages("round_robin"), (std::vector<unsigned long long>{0, 1, 3, 2}));
+}
+
+// The GMMU writes one entry per gpu.fault_write_interval_ns and serves the uTLBs waiting for it
+// in the order their reports became due: two threadblocks on two SMs (two uTLBs) each miss on
+// two pages in one instruction (SM 0 on pages 0 and 1, SM 1 on pages 2 and 3). The interrupt
+// comes after all four entries are written and the first batch takes two: pages 0 and 2, one
+// of each uTLB, not one uTLB's pair.
+std::vector<unsigned long long> first_batch_pages(double write_interval_ns) {
+  TempDir d;
+  Program p({{"a", 2 << 20}});
+  p.meta.kernels[0].grid = {2, 1, 1};
+  const auto t = d.file("two-sms.uvt");
+  p.open(t);
+  p.cpu_write(0, 0, 4 * 4096);
+  p.w->begin_launch(0);
+  for (std::uint64_t tb = 0; tb < 2; ++tb) {
+    p.w->begin_block(1);
+    for (std::uint64_t page = 2 * tb; page < 2 * tb + 2; ++page) {
+      trace::AccessRecord r;
+      r.va = p.base(0) + page * 4096;
+      r.bytes = 4;
+      r.gap_cycles = 0;
+      p.w->access(0, r);
+    }
+    p.w->end_block();
+  }
+  p.finish();
+  const auto events = d.file("e.csv");
+  run_sim(t,
+          {"engine.prefetch=none", "gpu.utlb_fault_interval_ns=0",
+           "gpu.fault_write_interval_ns=" + std::to_string(write_interval_ns),
+           "gpu.interrupt_latency_ns=1000000", "driver.fault_batch_count=2"},
+          std::nullopt, std::nullopt, events);
+  std::vector<unsigned long long> pages;
+  for (const auto& r : read_events(events)) {
+    if (r.event != "migration" || r.batch != 1) continue;
+    for (unsigned long long i = 0; i < r.pages; ++i)  // a copy run covers contiguous pages
+      pages.push_back((r.va - p.base(0)) / 4096 + i);
+  }
+  std::sort(pages.begin(), pages.end());
+  return pages;
+}
+
+TEST(FaultPacing, GmmuServesWaitingUtlbsInTurn) {
+  EXPECT_EQ(first_batch_pages(100000), (std::vector<unsigned long long>{0, 2}));
+  // Without the GMMU limit (and the uTLB's), each SM's burst lands in SM order.
+  EXPECT_EQ(first_batch_pages(0), (std::vector<unsigned long long>{0, 1}));
+}
+
+// gpu_faults counts the entries written to the buffer: each is fetched into a batch or discarded
+// by BATCH_FLUSH. A report that a replay drops before the GMMU writes it is not an entry.
+TEST(FaultPacing, EveryWrittenEntryIsFetchedOrFlushed) {
+  TempDir d;
+  const auto t = gen(d, "regular", "16M");
+  for (const char* interval : {"0", "1000"}) {
+    const auto j = run_sim(
+        t, {"engine.prefetch=none", std::string("gpu.fault_write_interval_ns=") + interval});
+    EXPECT_EQ(num(j["gpu_faults"]), num(j["faults"]["fetched"]) + num(j["faults"]["flushed"]))
+        << interval;
+    EXPECT_GT(num(j["faults"]["retries"]), 0u) << interval;
+  }
+}
+
+// The Titan V preset's GMMU writes one entry per microsecond (fitted to Allen & Ge, SC'21,
+// Tables 2-3; docs/driver-model.md, "Paced fault reporting"). A stream triad then has fewer
+// faults waiting than a batch holds (real: 0.75 per SM per batch), while the page-touch kernel,
+// whose warps miss on 32 pages per instruction, still fills its batches (real: 3.06).
+TEST(FaultPacing, TitanVGmmuKeepsStreamBatchesSmallAndPageTouchBatchesFull) {
+  TempDir d;
+  const auto stream = gen(d, "stream", "24M", {"iters=1"});
+  const auto regular = gen(d, "regular", "64M", {"init=cpu"});
+  auto per_sm = [](const std::string& trace, const std::vector<std::string>& sets) {
+    SimConfig cfg = SimConfig::from_preset("titanv");
+    cfg.set_from_string("engine.prefetch=none");
+    for (const auto& s : sets) cfg.set_from_string(s);
+    RunOptions o;
+    o.trace = trace;
+    Simulator sim(cfg, o);
+    sim.run();
+    return sim.to_json()["batch_stats"]["faults_per_sm_per_batch"]["mean"].get<double>();
+  };
+  const double stream_paced = per_sm(stream, {});
+  EXPECT_LT(stream_paced, 1.0);
+  EXPECT_GT(per_sm(regular, {}), 3.0);
+  // Without the GMMU limit every SM's misses are in the buffer at the fetch: full batches.
+  EXPECT_GT(per_sm(stream, {"gpu.fault_write_interval_ns=0"}), 2.5);
 }
 
 }  // namespace

@@ -30,6 +30,9 @@ void expect_counters_add_up(const nlohmann::json& s) {
                                                       out["user_prefetch"].get<std::uint64_t>());
   // No read duplication and no dirty-only what-if: every evicted page is copied back.
   EXPECT_EQ(out["eviction"].get<std::uint64_t>(), s["evicted_pages"].get<std::uint64_t>() * 4096);
+  // Every fault-buffer entry the GMMU wrote was fetched into a batch or flushed unread.
+  EXPECT_EQ(s["gpu_faults"].get<std::uint64_t>(), s["faults"]["fetched"].get<std::uint64_t>() +
+                                                      s["faults"]["flushed"].get<std::uint64_t>());
 }
 
 TEST(VectorAdd, BatchesAreCappedByTheUtlbAndWritesComeAfterReads) {
@@ -118,8 +121,8 @@ TEST(Oversubscription, WholeGridInFlightThrashesEvenInOrder) {
   EXPECT_EQ(rr["config"]["gpu"]["utlb_replay_order"], "round_robin");  // the default
   EXPECT_EQ(age["evictions"].get<std::uint64_t>(), 22u);  // 64 blocks, 42 chunks: each once
   EXPECT_EQ(rr["evictions"].get<std::uint64_t>(), 334u);
-  EXPECT_EQ(age["sim_time_ns"].get<double>(), 14938605.0);
-  EXPECT_EQ(rr["sim_time_ns"].get<double>(), 30669756.0);
+  EXPECT_EQ(age["sim_time_ns"].get<double>(), 15570109.0);
+  EXPECT_EQ(rr["sim_time_ns"].get<double>(), 28343696.0);
 }
 
 TEST(Oversubscription, EvictionVictimsFollowTheDriverLists) {
