@@ -357,17 +357,23 @@ void Gpu::raise_entry(FaultRecord& fr, Tick t) {
   }
 }
 
-void Gpu::on_fault_report(std::uint32_t u, Tick now) {
+bool Gpu::report_due(std::uint32_t u, Tick now) {
   Utlb& ut = utlbs_[u];
   if (ut.report_head == ut.reports.size()) {  // a replay dropped what was queued
     ut.report_scheduled = false;
-    return;
+    return false;
   }
+  // A replay may also have replaced the report by a later one: wait for that one.
   if (const Tick ready = std::max(ut.reports[ut.report_head].valid_at, ut.report_free);
       ready > now) {
     ctx_.queue.schedule(ready, EventType::FaultReport, u);
-    return;
+    return false;
   }
+  return true;
+}
+
+void Gpu::on_fault_report(std::uint32_t u, Tick now) {
+  if (!report_due(u, now)) return;
   if (gmmu_free_ > now) {
     // The GMMU is writing another uTLB's entry: wait in line (report_scheduled stays set).
     if (!gmmu_waiting_[u]) {
@@ -390,17 +396,7 @@ void Gpu::on_gmmu_free(Tick now) {
     gmmu_head_ = (gmmu_head_ + 1) % gmmu_ring_.size();
     --gmmu_count_;
     gmmu_waiting_[u] = 0;
-    Utlb& ut = utlbs_[u];
-    if (ut.report_head == ut.reports.size()) {  // a replay dropped what it waited to write
-      ut.report_scheduled = false;
-      continue;
-    }
-    // A replay may have replaced the waiting report by a later one: wait for that one first.
-    if (const Tick ready = std::max(ut.reports[ut.report_head].valid_at, ut.report_free);
-        ready > now) {
-      ctx_.queue.schedule(ready, EventType::FaultReport, u);
-      continue;
-    }
+    if (!report_due(u, now)) continue;
     write_report(u, now);
     break;
   }

@@ -161,6 +161,9 @@ class Gpu final : public ThreadblockSource {
   std::size_t gmmu_head_ = 0, gmmu_count_ = 0;
   std::vector<std::uint8_t> gmmu_waiting_;
   bool gmmu_event_ = false;  ///< a GmmuFree event is scheduled
+  /// True if uTLB `u`'s oldest report can be written at `now`; otherwise clears its schedule
+  /// (nothing left: a replay dropped it) or reschedules it for when it is due.
+  bool report_due(std::uint32_t u, Tick now);
   /// Writes uTLB `u`'s due report into the buffer at `now` and schedules its next one.
   void write_report(std::uint32_t u, Tick now);
 
