@@ -50,7 +50,11 @@ class Gpu final : public ThreadblockSource {
   void prefetch_warp(std::uint32_t wi, int stage) const {
     if (wi >= warps_.size()) return;
     if (stage == 0) {
-      __builtin_prefetch(&warps_[wi]);
+      // A Warp spans two or three cache lines (it is not line-aligned): fetch its first and
+      // last byte's.
+      const char* p = reinterpret_cast<const char*>(&warps_[wi]);
+      __builtin_prefetch(p);
+      __builtin_prefetch(p + sizeof(Warp) - 1);
     } else if (const std::uint8_t* p = warps_[wi].stream.position()) {
       __builtin_prefetch(p);
     }
@@ -58,7 +62,8 @@ class Gpu final : public ThreadblockSource {
   /// The running threadblocks and the records issued by their slowest unfinished warp.
   void running_threadblocks(std::vector<ThreadblockProgress>& out) const override;
   void on_replay(Tick now);
-  /// uTLB `utlb`'s oldest queued far fault is written into the fault buffer (if the GMMU is free).
+  /// uTLB `utlb`'s oldest queued far fault is due: the GMMU writes it into the fault buffer now,
+  /// or, if it is writing another uTLB's entry, the uTLB waits in line for on_gmmu_free.
   void on_fault_report(std::uint32_t utlb, Tick now);
   /// The GMMU is free again: it writes the report of the uTLB that has waited longest for it.
   void on_gmmu_free(Tick now);
