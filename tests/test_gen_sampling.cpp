@@ -3,6 +3,8 @@
 // path (eager encoding, background compression) writes the same bytes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <map>
 #include <set>
@@ -103,6 +105,29 @@ TEST(GenSampling, GemmKeepsEveryPageAccessAndTheComputeOfEveryWarp) {
   EXPECT_EQ(view(gen_to(dir, "gemm", fp, {{"ksample", "8"}}, "s8.uvt")).records, 142'336u);
 }
 
+// sgemm samples k-slices of 8: the accesses and every warp's compute stay exactly those of the
+// full trace (a slice's instructions never straddle a page: 512 B of A and 32 B columns of B at
+// aligned offsets), the pages are a subset (a block reads only its runs' first slices of A, and
+// at this size few blocks share a page of A).
+TEST(GenSampling, SgemmKeepsTheAccessesAndTheComputeOfEveryWarp) {
+  TempDir dir;
+  const std::uint64_t n = 256, fp = 3 * n * n * 4;
+  const PageView full = view(gen_to(dir, "sgemm", fp, {}, "full.uvt"));
+  for (const std::uint64_t s : {4u, 32u}) {
+    const PageView sampled =
+        view(gen_to(dir, "sgemm", fp, {{"ksample", std::to_string(s)}}, "s.uvt"));
+    // 4 blocks of 8 warps; per run of slices 1 record of A and 4 of B; 5 records of C.
+    std::uint64_t want = 0;
+    for (std::uint64_t b = 0; b < 4; ++b) want += 8 * (5 * runs(n / 8, (b % 2 + b / 2) % s, s) + 5);
+    EXPECT_EQ(sampled.records, want) << s;
+    EXPECT_EQ(sampled.accesses, full.accesses) << s;
+    EXPECT_EQ(sampled.gap_sum, full.gap_sum) << s;
+    EXPECT_TRUE(std::includes(full.pages.begin(), full.pages.end(), sampled.pages.begin(),
+                              sampled.pages.end()))
+        << s;
+  }
+}
+
 TEST(GenSampling, HellingerKeepsEveryPageAndAccess) {
   TempDir dir;
   const std::uint64_t n = 256, fp = 3 * n * n * 4;
@@ -156,7 +181,7 @@ TEST(GenSampling, TiledKernelsKeepEveryPageAndAccess) {
 TEST(GenSampling, OneIsFullFidelity) {
   TempDir dir;
   const std::uint64_t fp = 3 * 128 * 128 * 4;
-  for (const char* name : {"gemm", "hellinger", "mm-tiled", "syrk", "syr2k"}) {
+  for (const char* name : {"gemm", "hellinger", "mm-tiled", "syrk", "syr2k", "sgemm"}) {
     EXPECT_EQ(bytes_of(gen_to(dir, name, fp, {}, "a.uvt")),
               bytes_of(gen_to(dir, name, fp, {{"ksample", "1"}}, "b.uvt")))
         << name;
@@ -186,7 +211,7 @@ TEST(GenSampling, HelpOfOneGeneratorListsItsParams) {
   const auto r = test::cli_ok({"gen", "gemm", "--help"});
   EXPECT_NE(r.out.find("--param ksample=1  reduced fidelity"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("  mvt "), std::string::npos) << r.out;  // only the named generator
-  for (const char* name : {"gemm", "hellinger", "mm-tiled", "syrk", "syr2k"}) {
+  for (const char* name : {"gemm", "hellinger", "mm-tiled", "syrk", "syr2k", "sgemm"}) {
     const Generator* g = find_generator(name);
     ASSERT_NE(g, nullptr);
     bool has = false;

@@ -82,6 +82,21 @@ std::vector<Case> cases() {
                  // every warp instruction stays within one page: one record each
                  EXPECT_EQ(s.launches[0].records, n * n / 32 * (2 * n + 2));
                }});
+  c.push_back({"sgemm", 3 * 256 * 256 * 4, {}, [](const TraceStats& s) {
+                 const std::uint64_t n = 256, tiles = 2 * 2, slices = n / 8;
+                 expect_allocs(s, {{"A", n * n * 4}, {"B", n * n * 4}, {"C", n * n * 4}});
+                 expect_kernel(s, "sgemm_128x128_nn", {2, 2, 1}, {256, 1, 1}, 2 * 2 * 128 * 8 * 4);
+                 EXPECT_EQ(kernel(s, "sgemm_128x128_nn").regs_per_thread, 128u);
+                 EXPECT_EQ(launches(s), (Launches{{"sgemm_128x128_nn", -1}}));
+                 // per block and slice a 128 x 8 tile of A and an 8 x 128 tile of B (4 KB each)
+                 EXPECT_EQ(s.launches[0].read_bytes, tiles * slices * 2 * 4096);
+                 EXPECT_EQ(s.launches[0].write_bytes, 4 * n * n);
+                 // per slice and warp: one 512 B column of A (one page) and 16 columns of B,
+                 // 1 KB apart, so four pages; at the end 16 columns of C per warp, four per page,
+                 // which the writer folds into one record per page (same page and compute gap),
+                 // except the first store, whose gap also holds the last slice's work: five
+                 EXPECT_EQ(s.launches[0].records, tiles * (slices * 8 * (1 + 4) + 8 * 5));
+               }});
   c.push_back({"mm-tiled", 3 * 64 * 64 * 4, {{"tile", "16"}}, [](const TraceStats& s) {
                  const std::uint64_t n = 64, t = 16;
                  expect_allocs(s, {{"A", n * n * 4}, {"B", n * n * 4}, {"C", n * n * 4}});
