@@ -65,7 +65,6 @@ class EventQueue {
     } else if (idx < cur_index_ + kBuckets) {
       const std::size_t slot = idx % kBuckets;
       push_to_bucket(slot, e);
-      if (peek_index_ == 0 || idx < peek_index_) peek_index_ = idx;
     } else {
       overflow_.push_back(e);
       std::push_heap(overflow_.begin(), overflow_.end(), Later{});
@@ -78,18 +77,11 @@ class EventQueue {
     settle();
     return current_[head_].time;
   }
-  /// An event that pop returns soon, for prefetching only: within the drained bucket (events of
-  /// the same ~1 ns) exactly the one `k` places after the next to pop; beyond it, the event at
-  /// that distance in the next non-empty ring bucket (in insertion order, which that bucket's
-  /// sort may change); else null. Most buckets hold one or two events, so without the second part a
-  /// prefetch distance of a few events would almost never find one.
+  /// The event `k` places after the next one to pop, if it is already in the drained bucket
+  /// (events of the same ~1 ns), else null. For prefetching only: the queue's order is what pop
+  /// returns.
   const Event* ahead(std::size_t k) const {
-    const std::size_t in_current = current_.size() - head_;
-    if (k < in_current) return &current_[head_ + k];
-    if (peek_index_ == 0) return nullptr;
-    const std::vector<Event>& next = buckets_[peek_index_ % kBuckets];
-    k -= in_current;
-    return k < next.size() ? &next[k] : nullptr;
+    return head_ + k < current_.size() ? &current_[head_ + k] : nullptr;
   }
   Event pop() {
     settle();
@@ -170,7 +162,6 @@ class EventQueue {
     }
     std::sort(current_.begin(), current_.end(),
               [](const Event& a, const Event& b) { return Later{}(b, a); });
-    peek_index_ = next_bucket();
   }
 
   std::vector<std::vector<Event>> buckets_;
@@ -183,9 +174,6 @@ class EventQueue {
   std::uint64_t seq_ = 0;
   Tick now_ = 0;
   std::size_t ring_capacity_ = 0;  ///< events of capacity held by the ring buckets
-  /// The first non-empty ring bucket after cur_index_ (0: none), where ahead() looks past the
-  /// drained bucket: found by settle(), lowered by schedule().
-  std::uint64_t peek_index_ = 0;
 };
 
 }  // namespace uvmsim

@@ -1,6 +1,5 @@
 #include "sim/simulator.h"
 
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -188,29 +187,15 @@ const Stats& Simulator::run() {
 
 Tick Simulator::drain(EventQueue& queue, UvmDriver& driver, Gpu& gpu, Tick limit,
                       Tick& last_event) {
-  // A warp's next record is decoded when it wakes, by then long out of the caches: fetch the
-  // warp's state for the event kStateAhead places ahead, and its record bytes when that event is
-  // kBytesAhead places ahead. The second step reads the state, so it only runs for a warp whose
-  // state was fetched kStateAhead - kBytesAhead pops before (`fetched`, indexed by pop count);
-  // reading a state not yet fetched would stall on it. Pure prefetching: the order of events is
-  // untouched. (EventQueue::ahead sees the drained bucket and the next one: most buckets hold
-  // one or two events, so the distances are small.)
-  constexpr std::size_t kStateAhead = 3, kBytesAhead = 1;
-  constexpr std::uint32_t kNone = ~std::uint32_t{0};
-  std::array<std::uint32_t, 4> fetched;
-  fetched.fill(kNone);
-  std::size_t pops = 0;
   while (!queue.empty()) {
     const Event e = queue.pop();
-    ++pops;
-    const Event* s = queue.ahead(kStateAhead);
-    const std::uint32_t wi = (s && s->type == EventType::WarpWake) ? s->arg : kNone;
-    if (wi != kNone) gpu.prefetch_warp(wi, 0);
-    fetched[pops % fetched.size()] = wi;
-    if (const Event* b = queue.ahead(kBytesAhead);
-        b && b->type == EventType::WarpWake &&
-        b->arg == fetched[(pops - (kStateAhead - kBytesAhead)) % fetched.size()])
-      gpu.prefetch_warp(b->arg, 1);
+    // A warp's next record is decoded when it wakes, by then long out of the caches: fetch the
+    // warp's state for the event 8 places ahead and its record bytes for the one 4 ahead (the
+    // state fetched 4 events earlier). Pure prefetching; the order of events is untouched.
+    if (const Event* a = queue.ahead(8); a && a->type == EventType::WarpWake)
+      gpu.prefetch_warp(a->arg, 0);
+    if (const Event* a = queue.ahead(4); a && a->type == EventType::WarpWake)
+      gpu.prefetch_warp(a->arg, 1);
     if (e.time > limit) {
       stats_.truncated = true;
       break;
