@@ -50,11 +50,7 @@ class Gpu final : public ThreadblockSource {
   void prefetch_warp(std::uint32_t wi, int stage) const {
     if (wi >= warps_.size()) return;
     if (stage == 0) {
-      // A Warp spans two or three cache lines (it is not line-aligned): fetch its first and
-      // last byte's.
-      const char* p = reinterpret_cast<const char*>(&warps_[wi]);
-      __builtin_prefetch(p);
-      __builtin_prefetch(p + sizeof(Warp) - 1);
+      __builtin_prefetch(&warps_[wi]);
     } else if (const std::uint8_t* p = warps_[wi].stream.position()) {
       __builtin_prefetch(p);
     }
