@@ -8,26 +8,17 @@
 //    triangle (cuBLAS-style; PolyBench SYRK/SYR2K semantics).
 // In gemm and mm-tiled, the threadblocks in flight share one band of rows of A (SUV's 'Temporal'
 // structure) while every threadblock walks all of B (dense, reused throughout), as in SUV Fig. 1a.
+#include "traces/generators/dense_kernels.h"
 #include "traces/generators/emulation.h"
 
 namespace uvmsim::gen {
 namespace {
-
-/// Up to 32, the block columns that share a page of B in gemm (and of the B band in the tiled
-/// kernels): each wave of blocks then still holds every sampling phase over each page.
-constexpr std::uint64_t kMaxKSample = 32;
 
 const ParamSpec kKSampleSpec{
     "ksample", "1",
     "reduced fidelity: write runs of ~S steps of the k loop as their first step with repeat "
     "count S (1-32; 1 = every step): accesses, compute and the set of touched 4 KB pages stay "
     "the same, records drop ~S times (docs/generators.md#reduced-fidelity-k-sampling)"};
-
-/// The `ksample` parameter of the O(N^3) kernels: every how many-th step of the k loop is
-/// written (1: all of them). See docs/generators.md#reduced-fidelity-k-sampling.
-std::uint32_t ksample_param(GenContext& ctx) {
-  return static_cast<std::uint32_t>(ctx.params.integer("ksample", 1, kMaxKSample));
-}
 
 /// One thread per output element c[i][j] (j = blockIdx.x * bx + tx, i = blockIdx.y * by + ty),
 /// accumulating over a row of A and a column of B in a register: gemm (PolyBench, block 32x8,
@@ -44,11 +35,8 @@ void naive_product(GenContext& ctx, const char* kernel, trace::Dim3 block, bool 
   const Work first_step = (read_c ? fp32(1) : start) + kLoop + 2 * (kIndex2D + kAddress);
   const Work next_step = term + kLoop + 2 * kAddress;
   const std::uint32_t sample = ksample_param(ctx);
-  const std::uint64_t n = square_order(ctx.footprint, 3, 4, 32);
   Workload wl(ctx);
-  wl.metadata().params["n"] = n;
-  const std::uint32_t a = wl.alloc("A", n * n * 4), b = wl.alloc("B", n * n * 4),
-                      c = wl.alloc("C", n * n * 4);
+  const auto [n, a, b, c] = square_operands(ctx, wl, 32);
   const std::uint32_t k = wl.kernel(
       kernel, {static_cast<std::uint32_t>(n / block.x), static_cast<std::uint32_t>(n / block.y), 1},
       block);
@@ -83,8 +71,7 @@ void naive_product(GenContext& ctx, const char* kernel, trace::Dim3 block, bool 
       // every page the full kernel touches at about the time it does (docs/generators.md).
       const std::uint64_t phase = (blk.x + blk.gy(w.lane(0)) / rows_per_warp) % sample;
       for (std::uint64_t kk = 0; kk < n;) {
-        std::uint64_t end = kk + 1;
-        while (kk > 0 && end < n && (end + phase) % sample != 0) ++end;
+        const std::uint64_t end = sampled_run_end(kk, n, phase, sample);
         const auto run = static_cast<std::uint32_t>(end - kk);
         w.op_lane_repeat(ra, kk == 0 ? first_step : next_step, run,
                          [&](std::uint32_t l) { return a_row[l] + kk; });
@@ -161,8 +148,7 @@ void tiled_product(Workload& wl, const char* name, std::uint64_t n, std::uint32_
     const std::uint64_t steps = n / tile;
     blk.warps([&](Warp& w) {
       for (std::uint64_t step = 0; step < steps;) {
-        std::uint64_t end = step + 1;
-        while (step > 0 && end < steps && (end + phase) % sample != 0) ++end;
+        const std::uint64_t end = sampled_run_end(step, steps, phase, sample);
         const auto run = static_cast<std::uint32_t>(end - step);
         for (std::size_t o = 0; o < ops.size(); ++o) {
           const std::uint64_t band = (ops[o].by_y ? blk.y : blk.x) * std::uint64_t{tile};
@@ -194,11 +180,8 @@ std::uint32_t tile_param(GenContext& ctx) {
 void write_mm_tiled(GenContext& ctx) {
   const std::uint32_t tile = tile_param(ctx);
   const std::uint32_t sample = ksample_param(ctx);
-  const std::uint64_t n = square_order(ctx.footprint, 3, 4, tile);
   Workload wl(ctx);
-  wl.metadata().params["n"] = n;
-  const std::uint32_t a = wl.alloc("A", n * n * 4), b = wl.alloc("B", n * n * 4),
-                      c = wl.alloc("C", n * n * 4);
+  const auto [n, a, b, c] = square_operands(ctx, wl, tile);
   tiled_product(wl, "matrixMul", n, tile, {{a, true, true}, {b, false, false}}, c, false, false,
                 sample);
   wl.cpu_write(a);

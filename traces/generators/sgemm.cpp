@@ -17,6 +17,7 @@
 // loads (docs/trace-format.md), so here the loads of a slice follow the previous slice's compute.
 // Per k the four 128-bit shared loads are counted as four conflict-free shared accesses (the
 // lanes of a warp read a few broadcast addresses), so the FFMAs dominate as in the real kernel.
+#include "traces/generators/dense_kernels.h"
 #include "traces/generators/emulation.h"
 
 namespace uvmsim::gen {
@@ -28,8 +29,6 @@ constexpr std::uint32_t kThreads = 256;  // 8 warps
 constexpr std::uint32_t kLaneBytes = 16;
 /// Registers per thread of the 128 x 128 kernels (nvcc gives them ~120-128): two blocks per SM.
 constexpr std::uint32_t kRegs = 128;
-/// Up to 32: as gemm's ksample (matmul.cpp).
-constexpr std::uint64_t kMaxSliceSample = 32;
 
 // ---- per-thread work (compute_cost.h) ----
 // Block and thread indices, the tile origins and the first addresses of A, B and C.
@@ -43,12 +42,9 @@ constexpr Work kSliceWork =
 constexpr Work kStoreWork = fp32(4) + kAddress;
 
 void write_sgemm(GenContext& ctx) {
-  const auto sample = static_cast<std::uint32_t>(ctx.params.integer("ksample", 1, kMaxSliceSample));
-  const std::uint64_t n = square_order(ctx.footprint, 3, 4, kTile);
+  const std::uint32_t sample = ksample_param(ctx);
   Workload wl(ctx);
-  wl.metadata().params["n"] = n;
-  const std::uint32_t a = wl.alloc("A", n * n * 4), b = wl.alloc("B", n * n * 4),
-                      c = wl.alloc("C", n * n * 4);
+  const auto [n, a, b, c] = square_operands(ctx, wl, kTile);
   const auto g = static_cast<std::uint32_t>(n / kTile);
   // Shared memory: both tiles, double-buffered as in cuBLAS (2 x 2 x 128 x 8 floats).
   const std::uint32_t k =
@@ -80,8 +76,7 @@ void write_sgemm(GenContext& ctx) {
     blk.warps([&](Warp& w) {
       const std::uint64_t wi = w.index();
       for (std::uint64_t s = 0; s < nslices;) {
-        std::uint64_t end = s + 1;
-        while (s > 0 && end < nslices && (end + phase) % sample != 0) ++end;
+        const std::uint64_t end = sampled_run_end(s, nslices, phase, sample);
         const auto run = static_cast<std::uint32_t>(end - s);
         const std::uint64_t kk = s * kSlice;
         // A(i, k) = A[k * n + i]: column kk + w, rows i0 + 4 * lane ...
