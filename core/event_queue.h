@@ -7,13 +7,13 @@
 // being drained is sorted once, and events beyond the ring's horizon wait in an overflow heap.
 // Push and pop are O(1) amortised instead of O(log n) over thousands of warps.
 //
-// Memory is bounded by the events in flight, not by how many have passed: the bucket being
-// drained is copied into one dedicated buffer, and a drained ring bucket keeps its capacity only
-// if that is at most kKeptCapacity events and the ring's kept capacity stays within
-// kKeptRingCapacity (small vectors in all 16 Ki slots would otherwise add up to 6 MB). (Swapping
-// the drained bucket with that buffer, as an earlier version did, carried each replay burst's
-// capacity into a ring slot; over a long oversubscribed run every one of the 16 Ki slots ended up
-// holding a burst's worth: ~8 bytes per access.)
+// Memory is bounded by the events in flight, not by how many have passed, and a steady-state run
+// allocates nothing per event: ring buckets are chains of fixed-size segments taken from one pool
+// and returned to its free list when the bucket is drained, so the pool only grows to the most
+// segments ever in use at once. (Per-bucket vectors, as an earlier version had, either kept each
+// replay burst's capacity in one of the 16 Ki slots, ~8 bytes per access over a long
+// oversubscribed run, or, once they released it, went back to malloc for every burst: ~4 % of a
+// STREAM run.) The bucket being drained is copied into one dedicated buffer and sorted there.
 #pragma once
 
 #include <algorithm>
@@ -45,10 +45,9 @@ class EventQueue {
  public:
   static constexpr unsigned kBucketBits = 12;         ///< 1.024 ns buckets
   static constexpr std::uint64_t kBuckets = 1 << 14;  ///< 67 us horizon
-  /// A drained ring bucket with more capacity than this releases it (events, 384 bytes).
-  static constexpr std::size_t kKeptCapacity = 16;
-  /// Events of capacity all drained ring buckets may keep together (96 KB).
-  static constexpr std::size_t kKeptRingCapacity = 4096;
+  /// Events per pool segment: most ring buckets hold a few events (one warp's wake-up, a fault
+  /// report), so a small segment wastes little; a burst chains several.
+  static constexpr std::uint32_t kSegmentEvents = 8;
 
   EventQueue() : buckets_(kBuckets), nonempty_(kBuckets / 64, 0) { current_.reserve(1024); }
 
@@ -95,9 +94,8 @@ class EventQueue {
   /// Bytes of event storage the queue holds (capacity, not just events in flight): what the
   /// bounded-memory test watches.
   std::size_t reserved_bytes() const {
-    std::size_t n = current_.capacity() + overflow_.capacity();
-    for (const auto& b : buckets_) n += b.capacity();
-    return n * sizeof(Event);
+    return (current_.capacity() + overflow_.capacity()) * sizeof(Event) +
+           pool_.capacity() * sizeof(Segment);
   }
 
  private:
@@ -123,12 +121,45 @@ class EventQueue {
     return 0;
   }
 
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+
+  struct Segment {
+    Event events[kSegmentEvents];
+    std::uint32_t count = 0;
+    std::uint32_t next = kNone;
+  };
+  struct Bucket {
+    std::uint32_t head = kNone;
+    std::uint32_t tail = kNone;
+  };
+
+  std::uint32_t new_segment() {
+    std::uint32_t s = free_;
+    if (s != kNone) {
+      free_ = pool_[s].next;
+    } else {
+      s = static_cast<std::uint32_t>(pool_.size());
+      pool_.emplace_back();
+    }
+    pool_[s].count = 0;
+    pool_[s].next = kNone;
+    return s;
+  }
+
   void push_to_bucket(std::size_t slot, const Event& e) {
-    std::vector<Event>& b = buckets_[slot];
-    const std::size_t before = b.capacity();
-    b.push_back(e);
-    ring_capacity_ += b.capacity() - before;
-    nonempty_[slot / 64] |= std::uint64_t{1} << (slot % 64);
+    Bucket& b = buckets_[slot];
+    if (b.tail == kNone || pool_[b.tail].count == kSegmentEvents) {
+      const std::uint32_t s = new_segment();
+      if (b.tail == kNone) {
+        b.head = s;
+        nonempty_[slot / 64] |= std::uint64_t{1} << (slot % 64);
+      } else {
+        pool_[b.tail].next = s;
+      }
+      b.tail = s;
+    }
+    Segment& seg = pool_[b.tail];
+    seg.events[seg.count++] = e;
   }
 
   /// Makes current_[head_] the earliest event.
@@ -140,14 +171,17 @@ class EventQueue {
     const std::uint64_t next = next_bucket();
     cur_index_ = next ? next : overflow_.front().time >> kBucketBits;
     const std::size_t slot = cur_index_ % kBuckets;
-    std::vector<Event>& bucket = buckets_[slot];
-    current_.insert(current_.end(), bucket.begin(), bucket.end());
-    if (bucket.capacity() > kKeptCapacity || ring_capacity_ > kKeptRingCapacity) {
-      ring_capacity_ -= bucket.capacity();
-      std::vector<Event>().swap(bucket);
-    } else {
-      bucket.clear();
+    Bucket& bucket = buckets_[slot];
+    // Hand the bucket's segments back to the free list as they are copied out.
+    for (std::uint32_t s = bucket.head; s != kNone;) {
+      Segment& seg = pool_[s];
+      current_.insert(current_.end(), seg.events, seg.events + seg.count);
+      const std::uint32_t next = seg.next;
+      seg.next = free_;
+      free_ = s;
+      s = next;
     }
+    bucket = Bucket{};
     nonempty_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
     while (!overflow_.empty() && (overflow_.front().time >> kBucketBits) < cur_index_ + kBuckets) {
       std::pop_heap(overflow_.begin(), overflow_.end(), Later{});
@@ -164,7 +198,9 @@ class EventQueue {
               [](const Event& a, const Event& b) { return Later{}(b, a); });
   }
 
-  std::vector<std::vector<Event>> buckets_;
+  std::vector<Bucket> buckets_;
+  std::vector<Segment> pool_;   ///< every ring bucket's segments; indices stay valid as it grows
+  std::uint32_t free_ = kNone;  ///< free list through Segment::next
   std::vector<std::uint64_t> nonempty_;  ///< bit per ring bucket
   std::vector<Event> current_;           ///< bucket cur_index_, ascending from head_
   std::size_t head_ = 0;
@@ -173,7 +209,6 @@ class EventQueue {
   std::size_t size_ = 0;
   std::uint64_t seq_ = 0;
   Tick now_ = 0;
-  std::size_t ring_capacity_ = 0;  ///< events of capacity held by the ring buckets
 };
 
 }  // namespace uvmsim
