@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(build-essential cmake ninja-build pkg-config
       libboost-dev libboost-program-options-dev
-      libzstd-dev nlohmann-json3-dev
+      libzstd-dev zlib1g-dev nlohmann-json3-dev
       googletest libgtest-dev libgmock-dev libbenchmark-dev clang-format
       # optional in a user build (the build says what it skipped), required by the tests:
       # NLopt for calibrate's fit, SQLite for importing Nsight Systems exports

@@ -379,6 +379,59 @@ TEST(TraceCodec, RandomBytesNeverCrashTheDecoders) {
   }
 }
 
+TEST(TraceCodec, SkimAcceptsExactlyWhatTheDecoderAcceptsAndCountsItsAccesses) {
+  // skim_warp is the load-time validation (parse_block_chunk); WarpStream is what the
+  // simulation then reads. They must agree on every input: a warp the skim accepts and the
+  // decoder rejects would fail mid-run instead of at load, and the converse would make
+  // parse_block_chunk throw std::logic_error. Random warps biased towards valid records (small
+  // bytes, set flags of every kind), plus their truncations.
+  std::mt19937_64 rng(7);
+  const std::string src = "skim";
+  int accepted = 0, rejected = 0;
+  for (int iter = 0; iter < 50000; ++iter) {
+    std::vector<std::uint8_t> bytes;
+    const int n = static_cast<int>(rng() % 6);
+    for (int r = 0; r < n; ++r) {
+      bytes.push_back(static_cast<std::uint8_t>((rng() & 0xf8) | (rng() % 5)));
+      const int fields = 1 + static_cast<int>(rng() % 5);
+      for (int f = 0; f < fields; ++f) {
+        const std::uint64_t pick = rng() % 8;
+        if (pick < 5) {
+          bytes.push_back(static_cast<std::uint8_t>(rng() % 0x80));  // one-byte varint
+        } else {
+          const int len = 2 + static_cast<int>(rng() % 10);
+          for (int k = 0; k < len - 1; ++k)
+            bytes.push_back(static_cast<std::uint8_t>(rng() | 0x80));
+          bytes.push_back(static_cast<std::uint8_t>(rng() % (pick == 7 ? 0x80 : 0x10)));
+        }
+      }
+    }
+    if (!bytes.empty() && rng() % 4 == 0) bytes.resize(rng() % bytes.size());
+    const auto records = static_cast<std::uint32_t>(rng() % 7);
+    std::uint64_t decoded = 0;
+    bool ok = true;
+    try {
+      WarpStream s(bytes.data(), bytes.data() + bytes.size(), records, 0, &src);
+      AccessRecord r;
+      while (s.next(r)) decoded += r.repeat;
+    } catch (const UserError&) {
+      ok = false;
+    }
+    std::uint64_t skimmed = 0;
+    ASSERT_EQ(codec::skim_warp(bytes.data(), bytes.data() + bytes.size(), records, skimmed), ok)
+        << "iteration " << iter;
+    if (ok) {
+      EXPECT_EQ(skimmed, decoded) << "iteration " << iter;
+      ++accepted;
+    } else {
+      ++rejected;
+    }
+  }
+  // Both outcomes are exercised often.
+  EXPECT_GT(accepted, 5000);
+  EXPECT_GT(rejected, 5000);
+}
+
 // ---- round trips ------------------------------------------------------------------------------
 
 class TraceRoundTrip : public ::testing::TestWithParam<std::size_t> {};

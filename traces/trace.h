@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,6 +27,7 @@
 
 #include "core/types.h"
 #include "traces/hints.h"
+#include "traces/record_format.h"
 
 namespace uvmsim::trace {
 
@@ -291,5 +293,52 @@ class TraceReader {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The record decoder is inline: it runs once per access record, in the simulator's warp loop
+// and in every trace tool, and a call per record cost ~10 % of decoding (only its error path,
+// fail(), is out of line).
+inline bool WarpStream::next(AccessRecord& out) {
+  using namespace codec;
+  if (remaining_ == 0) return false;
+  const std::uint8_t* p = pos_;
+  if (p == end_) fail("runs past the end of the warp's data");
+  const std::uint8_t flags = *p++;
+  const std::uint8_t kind = flags & kKindMask;
+  if (kind > static_cast<std::uint8_t>(AccessKind::Atomic)) fail("unknown access kind", kind);
+
+  // One- to three-byte varints are by far the most common (get_short_varint).
+  std::uint64_t v;
+  auto read = [&](const char* what) {
+    p = get_short_varint(p, end_, v);
+    if (p == nullptr) fail(what);
+  };
+  auto read32 = [&](const char* what) -> std::uint32_t {
+    read(what);
+    if (v > std::numeric_limits<std::uint32_t>::max()) fail(what);
+    return static_cast<std::uint32_t>(v);
+  };
+
+  read("malformed VA delta (varint runs past the end of the warp's data or overflows)");
+  const auto delta = static_cast<std::uint64_t>(unzigzag(v));
+  out.va = prev_va_ + ((flags & kVaPages) ? (delta << kPageShift) : delta);
+  out.ref_id = (flags & kHasRef) ? read32("malformed ref id") : prev_ref_;
+  out.bytes = (flags & kHasBytes) ? read32("malformed byte count") : prev_bytes_;
+  if (out.bytes == 0) fail("access of 0 bytes");
+  out.gap_cycles = (flags & kHasGap) ? read32("malformed gap") : 0;
+  if (flags & kHasRepeat) {
+    const std::uint32_t extra = read32("malformed repeat count");
+    if (extra == std::numeric_limits<std::uint32_t>::max()) fail("repeat count overflows");
+    out.repeat = extra + 1;
+  } else {
+    out.repeat = 1;
+  }
+  out.kind = static_cast<AccessKind>(kind);
+  prev_va_ = out.va;
+  prev_ref_ = out.ref_id;
+  prev_bytes_ = out.bytes;
+  pos_ = p;
+  if (--remaining_ == 0 && pos_ != end_) fail("trailing bytes after the warp's last record");
+  return true;
+}
 
 }  // namespace uvmsim::trace

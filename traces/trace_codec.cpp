@@ -2,8 +2,10 @@
 // docs/trace-format.md for the byte layout these functions implement.
 #include "traces/trace_codec.h"
 
-#include <array>
 #include <limits>
+#include <stdexcept>
+
+#include <zlib.h>
 
 #include "core/error.h"
 
@@ -60,52 +62,12 @@ void put_bytes(std::vector<std::uint8_t>& out, const void* data, std::size_t n) 
   out.insert(out.end(), p, p + n);
 }
 
-std::uint32_t get_u32(const std::uint8_t* p) {
-  std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= std::uint32_t{p[i]} << (8 * i);
-  return v;
-}
-
-std::uint64_t get_u64(const std::uint8_t* p) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= std::uint64_t{p[i]} << (8 * i);
-  return v;
-}
-
-namespace {
-
-// Slicing-by-8 tables of the reflected IEEE polynomial: table[k][b] is the CRC of byte b followed
-// by k zero bytes, so eight input bytes fold into the CRC with eight lookups and no carried
-// dependency between them (Kounavis & Berry, "A Systematic Approach to Building High Performance
-// Software-Based CRC Generators", ISCC 2005). Same checksum as the bytewise form the format
-// specifies (docs/trace-format.md), about 5x faster than boost::crc_32_type's byte loop.
-constexpr std::array<std::array<std::uint32_t, 256>, 8> make_crc_tables() {
-  std::array<std::array<std::uint32_t, 256>, 8> t{};
-  for (std::uint32_t b = 0; b < 256; ++b) {
-    std::uint32_t c = b;
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ ((c & 1) ? 0xEDB88320u : 0u);
-    t[0][b] = c;
-  }
-  for (std::size_t k = 1; k < 8; ++k)
-    for (std::size_t b = 0; b < 256; ++b) t[k][b] = (t[k - 1][b] >> 8) ^ t[0][t[k - 1][b] & 0xff];
-  return t;
-}
-constexpr auto kCrcTables = make_crc_tables();
-
-}  // namespace
-
 std::uint32_t crc32(const void* data, std::size_t n) {
-  const auto* p = static_cast<const std::uint8_t*>(data);
-  const auto& t = kCrcTables;
-  std::uint32_t c = 0xFFFFFFFFu;
-  for (; n >= 8; n -= 8, p += 8) {
-    const std::uint32_t lo = c ^ get_u32(p);
-    const std::uint32_t hi = get_u32(p + 4);
-    c = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
-        t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^ t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
-  }
-  for (; n > 0; --n, ++p) c = (c >> 8) ^ t[0][(c ^ *p) & 0xff];
-  return c ^ 0xFFFFFFFFu;
+  // zlib's CRC-32 is the format's checksum (IEEE, as zip and PNG use; docs/trace-format.md) and
+  // is ~2.8x faster than the slicing-by-8 table code this replaced (5.8 against 2.1 GB/s on this
+  // project's machine), which made it 15 % of decoding a poorly compressible trace.
+  return static_cast<std::uint32_t>(
+      crc32_z(0, static_cast<const Bytef*>(data), static_cast<z_size_t>(n)));
 }
 
 std::string error_text(const std::string* where, const char* field, std::uint64_t index,
@@ -145,7 +107,7 @@ std::uint64_t ByteReader::u64() {
   return v;
 }
 
-std::uint64_t ByteReader::varint() {
+std::uint64_t ByteReader::varint_slow() {
   std::uint64_t v = 0;
   const std::uint8_t* next = get_varint(pos_, end_, v);
   if (next == nullptr) {
@@ -156,9 +118,9 @@ std::uint64_t ByteReader::varint() {
   return v;
 }
 
-std::uint32_t ByteReader::varint32(const char* what) {
+std::uint32_t ByteReader::varint32_slow(const char* what) {
   const std::size_t at = offset();
-  const std::uint64_t v = varint();
+  const std::uint64_t v = varint_slow();
   if (v > std::numeric_limits<std::uint32_t>::max()) {
     fail(std::string(what) + " " + std::to_string(v) + " at byte " + std::to_string(at) +
          " does not fit in 32 bits");
@@ -166,12 +128,9 @@ std::uint32_t ByteReader::varint32(const char* what) {
   return static_cast<std::uint32_t>(v);
 }
 
-void ByteReader::skip(std::uint64_t n) {
-  if (n > remaining()) {
-    fail("length " + std::to_string(n) + " at byte " + std::to_string(offset()) +
-         " runs past the end of the data");
-  }
-  pos_ += n;
+void ByteReader::skip_fail(std::uint64_t n) const {
+  fail("length " + std::to_string(n) + " at byte " + std::to_string(offset()) +
+       " runs past the end of the data");
 }
 
 void RecordEncoder::encode(const AccessRecord& rec, std::vector<std::uint8_t>& out) {
@@ -322,12 +281,61 @@ HostEvent decode_host_event(ByteReader& in, std::uint32_t version) {
   return ev;
 }
 
+namespace {
+
+/// parse_block_chunk with totals in one pass over the chunk, for the common case of a sound one:
+/// each warp's records are skimmed right after its header. Returns false at the first problem of
+/// any kind, without saying what: the caller then re-parses in the reporting order.
+bool parse_sound_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t first,
+                             std::uint64_t count, std::uint32_t warps_per_block,
+                             std::vector<TbEntry>& out, ChunkTotals& totals) {
+  const std::uint8_t* p = data;
+  const std::uint8_t* const end = data + size;
+  std::uint64_t v = 0;
+  auto read = [&]() -> bool {
+    if (p != end && *p < 0x80) {
+      v = *p++;
+      return true;
+    }
+    p = get_varint(p, end, v);
+    return p != nullptr;
+  };
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (!read() || v != first + i) return false;
+    if (!read() || v != warps_per_block) return false;
+    if (!read()) return false;
+    const Addr va_base = v;
+    const std::size_t begin = static_cast<std::size_t>(p - data);
+    for (std::uint32_t w = 0; w < warps_per_block; ++w) {
+      if (!read() || v > std::numeric_limits<std::uint32_t>::max()) return false;
+      const auto records = static_cast<std::uint32_t>(v);
+      if (!read() || v / 2 < records || v > static_cast<std::uint64_t>(end - p)) return false;
+      const std::uint8_t* warp = p;
+      p += v;
+      std::uint64_t accesses = 0;
+      if (!skim_warp(warp, p, records, accesses)) return false;
+      totals.records += records;
+      totals.accesses += accesses;
+    }
+    out.push_back(
+        TbEntry{first + i, warps_per_block, va_base, begin, static_cast<std::size_t>(p - data)});
+  }
+  return p == end;
+}
+
+}  // namespace
+
 void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t first,
                        std::uint64_t count, std::uint32_t warps_per_block,
                        std::vector<TbEntry>& out, const std::string* where,
                        std::uint64_t chunk_index, ChunkTotals* totals) {
   out.clear();
-  if (totals != nullptr) *totals = {};
+  if (totals != nullptr) {
+    *totals = {};
+    if (parse_sound_block_chunk(data, size, first, count, warps_per_block, out, *totals)) return;
+    out.clear();
+    *totals = {};
+  }
   ByteReader in(data, data + size, where, "chunk", chunk_index);
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint64_t expect = first + i;
@@ -370,12 +378,56 @@ void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t
       const std::uint64_t len = warps.varint();
       const std::uint8_t* p = warps.pos();
       warps.skip(len);
-      WarpStream s(p, p + len, records, e.va_base, where);
-      AccessRecord r;
-      while (s.next(r)) totals->accesses += r.repeat;
+      std::uint64_t accesses = 0;
+      if (!skim_warp(p, p + len, records, accesses)) {
+        // Something is wrong with this warp: the decoder proper finds it and says what.
+        WarpStream s(p, p + len, records, e.va_base, where);
+        AccessRecord r;
+        while (s.next(r)) {
+        }
+        throw std::logic_error("skim_warp rejected a warp that WarpStream accepts");
+      }
+      totals->accesses += accesses;
       totals->records += records;
     }
   }
+}
+
+bool skim_warp(const std::uint8_t* p, const std::uint8_t* end, std::uint32_t records,
+               std::uint64_t& accesses) {
+  constexpr std::uint64_t kMax32 = std::numeric_limits<std::uint32_t>::max();
+  std::uint64_t v = 0;
+  // As WarpStream::next's reads, without the error text: one-byte varints first.
+  auto read = [&]() -> bool {
+    p = get_short_varint(p, end, v);
+    return p != nullptr;
+  };
+  // A warp of no records is never read (WarpStream::next returns false at once), whatever its
+  // length says.
+  if (records == 0) {
+    accesses = 0;
+    return true;
+  }
+  std::uint64_t n = 0;
+  for (std::uint32_t r = 0; r < records; ++r) {
+    if (p == end) return false;
+    const std::uint8_t flags = *p++;
+    if ((flags & kKindMask) > static_cast<std::uint8_t>(AccessKind::Atomic)) return false;
+    if (!read()) return false;  // VA delta: any 64-bit value
+    if ((flags & kHasRef) && (!read() || v > kMax32)) return false;
+    // An omitted byte count repeats the previous one, which was checked (or is the initial 4).
+    if ((flags & kHasBytes) && (!read() || v > kMax32 || v == 0)) return false;
+    if ((flags & kHasGap) && (!read() || v > kMax32)) return false;
+    if (flags & kHasRepeat) {
+      if (!read() || v >= kMax32) return false;
+      n += v + 1;
+    } else {
+      ++n;
+    }
+  }
+  if (p != end) return false;
+  accesses = n;
+  return true;
 }
 
 }  // namespace codec
@@ -385,54 +437,6 @@ void WarpStream::fail(const char* what, std::uint64_t value) const {
                     std::to_string(total_) + ": " + what;
   if (value != ~std::uint64_t{0}) msg += " " + std::to_string(value);
   throw UserError(codec::error_text(source_, "access record", codec::kNoIndex, msg));
-}
-
-bool WarpStream::next(AccessRecord& out) {
-  using namespace codec;
-  if (remaining_ == 0) return false;
-  const std::uint8_t* p = pos_;
-  if (p == end_) fail("runs past the end of the warp's data");
-  const std::uint8_t flags = *p++;
-  const std::uint8_t kind = flags & kKindMask;
-  if (kind > static_cast<std::uint8_t>(AccessKind::Atomic)) fail("unknown access kind", kind);
-
-  // One-byte varints are by far the most common; test for them before the general decoder.
-  std::uint64_t v;
-  auto read = [&](const char* what) {
-    if (p != end_ && *p < 0x80) {
-      v = *p++;
-      return;
-    }
-    p = get_varint(p, end_, v);
-    if (p == nullptr) fail(what);
-  };
-  auto read32 = [&](const char* what) -> std::uint32_t {
-    read(what);
-    if (v > std::numeric_limits<std::uint32_t>::max()) fail(what);
-    return static_cast<std::uint32_t>(v);
-  };
-
-  read("malformed VA delta (varint runs past the end of the warp's data or overflows)");
-  const auto delta = static_cast<std::uint64_t>(unzigzag(v));
-  out.va = prev_va_ + ((flags & kVaPages) ? (delta << kPageShift) : delta);
-  out.ref_id = (flags & kHasRef) ? read32("malformed ref id") : prev_ref_;
-  out.bytes = (flags & kHasBytes) ? read32("malformed byte count") : prev_bytes_;
-  if (out.bytes == 0) fail("access of 0 bytes");
-  out.gap_cycles = (flags & kHasGap) ? read32("malformed gap") : 0;
-  if (flags & kHasRepeat) {
-    const std::uint32_t extra = read32("malformed repeat count");
-    if (extra == std::numeric_limits<std::uint32_t>::max()) fail("repeat count overflows");
-    out.repeat = extra + 1;
-  } else {
-    out.repeat = 1;
-  }
-  out.kind = static_cast<AccessKind>(kind);
-  prev_va_ = out.va;
-  prev_ref_ = out.ref_id;
-  prev_bytes_ = out.bytes;
-  pos_ = p;
-  if (--remaining_ == 0 && pos_ != end_) fail("trailing bytes after the warp's last record");
-  return true;
 }
 
 void ThreadblockView::warp_streams(std::vector<WarpStream>& out) const {
