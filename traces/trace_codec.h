@@ -37,30 +37,19 @@ inline void put_u8(std::vector<std::uint8_t>& out, std::uint8_t v) { out.push_ba
 void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v);
 void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v);
 void put_bytes(std::vector<std::uint8_t>& out, const void* data, std::size_t n);
-// Little-endian loads; on a little-endian host a single unaligned load (the CRC's inner loop
-// reads two per 8 bytes).
-inline std::uint32_t get_u32(const std::uint8_t* p) {
+/// Little-endian load of an unsigned integer; on a little-endian host a single unaligned load.
+template <class T>
+inline T get_le(const std::uint8_t* p) {
+  T v = 0;
   if constexpr (std::endian::native == std::endian::little) {
-    std::uint32_t v;
     std::memcpy(&v, p, sizeof v);
-    return v;
   } else {
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= std::uint32_t{p[i]} << (8 * i);
-    return v;
+    for (std::size_t i = 0; i < sizeof v; ++i) v |= static_cast<T>(T{p[i]} << (8 * i));
   }
+  return v;
 }
-inline std::uint64_t get_u64(const std::uint8_t* p) {
-  if constexpr (std::endian::native == std::endian::little) {
-    std::uint64_t v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  } else {
-    std::uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= std::uint64_t{p[i]} << (8 * i);
-    return v;
-  }
-}
+inline std::uint32_t get_u32(const std::uint8_t* p) { return get_le<std::uint32_t>(p); }
+inline std::uint64_t get_u64(const std::uint8_t* p) { return get_le<std::uint64_t>(p); }
 
 inline void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
   while (v >= 0x80) {
