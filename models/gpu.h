@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/huge_page_allocator.h"
 #include "models/access_counters.h"
 #include "models/fault_buffer.h"
 #include "models/gpu_listener.h"
@@ -174,9 +175,9 @@ class Gpu final : public ThreadblockSource {
   Tick remote_lat_;  ///< link.remote_latency_ns
   SmThroughput sm_;  ///< per-SM issue slots and LSU sectors (models/sm_throughput.h)
   std::vector<Utlb> utlbs_;
-  std::vector<Waiter> waiters_;
+  HugePageVector<Waiter> waiters_;
   std::vector<std::uint32_t> free_waiters_;
-  std::vector<FaultRecord> records_;
+  HugePageVector<FaultRecord> records_;
   /// Per record slot, bumped when it is freed: FIFO entries with an older value are dead. Kept
   /// apart from records_ so the replay's FIFO walk touches one dense array.
   std::vector<std::uint32_t> record_gen_;

@@ -51,6 +51,15 @@ void* operator new[](std::size_t n) {
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
   return counted(std::malloc(n == 0 ? 1 : n));
 }
+// The aligned forms (core/huge_page_allocator.h allocates its large buffers with them).
+void* operator new(std::size_t n, std::align_val_t a) {
+  const auto al = static_cast<std::size_t>(a);
+  if (void* p = counted(std::aligned_alloc(al, (n + al - 1) / al * al + (n == 0 ? al : 0))))
+    return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release(p); }
 void operator delete(void* p) noexcept { release(p); }
 void operator delete(void* p, std::size_t) noexcept { release(p); }
 void operator delete[](void* p) noexcept { release(p); }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/event_queue.h"
+#include "core/huge_page_allocator.h"
 #include "tests/alloc_counter.h"
 #include "tests/test_util.h"
 
@@ -94,6 +95,24 @@ TEST(EventQueueMemory, SteadyStateSchedulesAndPopsWithoutAllocating) {
   step(200'000);
   EXPECT_EQ(test::allocations(), before);
   EXPECT_EQ(q.size(), 8000u);
+}
+
+TEST(HugePageVector, LargeBuffersAreHugePageAlignedAndCountedAsHeap) {
+  // The GPU model's far-fault slabs (models/gpu.h) grow from small to several MB.
+  const std::uint64_t before = test::live_heap_bytes();
+  {
+    HugePageVector<std::uint64_t> v;
+    for (std::uint64_t i = 0; i < 1000; ++i) v.push_back(i * 3);
+    EXPECT_LT(v.capacity() * sizeof(std::uint64_t), HugePageAllocator<int>::kHugePage);
+    for (std::uint64_t i = 1000; i < 600'000; ++i) v.push_back(i * 3);  // 4.8 MB
+    ASSERT_EQ(v.size(), 600'000u);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % HugePageAllocator<int>::kHugePage, 0u);
+    bool intact = true;
+    for (std::uint64_t i = 0; i < v.size(); ++i) intact = intact && v[i] == i * 3;
+    EXPECT_TRUE(intact);  // the copies across the small/large threshold kept every element
+    EXPECT_GE(test::live_heap_bytes() - before, 600'000u * sizeof(std::uint64_t));
+  }
+  EXPECT_EQ(test::live_heap_bytes(), before);
 }
 
 // Peak heap of one `run` of `trace` at 50 % oversubscription, above the heap live before it.
