@@ -23,6 +23,8 @@ constexpr Addr kBlockShift = 21;
 constexpr Addr kBlockSize = Addr{1} << kBlockShift;
 constexpr unsigned kPagesPerBlock = kBlockSize / kPageSize;      // 512
 constexpr unsigned kPagesPerBigPage = kBigPageSize / kPageSize;  // 16
+/// Threads per warp on every NVIDIA GPU so far.
+constexpr unsigned kThreadsPerWarp = 32;
 
 /// Kind of a memory access, ordered by how "intrusive" the driver considers it
 /// (uvm_gpu_replayable_faults.c: atomic > write > read > prefetch).

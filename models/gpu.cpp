@@ -56,7 +56,7 @@ void Gpu::launch(const trace::KernelInfo& k, trace::LaunchStream& stream, Tick s
   // by doubling instead, they were copied ~18 times on the fault path (a third of
   // raise_fault's samples in a `perf record` of `random` 1 GB). Only capacity: the pages are
   // touched when used, so memory stays what is in flight.
-  if (const std::size_t lanes = warps_.size() * 32; records_.capacity() < lanes) {
+  if (const std::size_t lanes = warps_.size() * kThreadsPerWarp; records_.capacity() < lanes) {
     records_.reserve(lanes);
     record_gen_.reserve(lanes);
     free_records_.reserve(lanes);
@@ -478,7 +478,7 @@ void Gpu::complete_waiters(std::uint32_t bi, Tick now) {
       if (const std::uint32_t w = records_[x].head; w != kNil) {
         // A 40-byte waiter may straddle two cache lines.
         __builtin_prefetch(&waiters_[w]);
-        __builtin_prefetch(reinterpret_cast<const char*>(&waiters_[w + 1]) - 1);
+        __builtin_prefetch(reinterpret_cast<const char*>(waiters_.data() + w + 1) - 1);
       }
   for (unsigned p = ready.find_next(0); p < kPagesPerBlock; p = ready.find_next(p + 1)) {
     std::uint32_t* link = &heads[p];

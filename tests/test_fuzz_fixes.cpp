@@ -319,7 +319,7 @@ TEST(FuzzFixes, AFrameThatOverstatesItsSizeIsRejectedBeforeAllocating) {
   const auto path = d.file("bomb.uvt");
   write_bytes(path, fuzz::pack_trace(u));
   trace::TraceReader r(path);
-  std::vector<std::uint8_t> buf;
+  trace::ChunkBuffer buf;
   EXPECT_EQ(error_of([&] { r.load_chunk(host, buf); }),
             path + ": chunk " + std::to_string(host) +
                 ": zstd frame declares 4294967296 uncompressed bytes but its blocks hold at most "

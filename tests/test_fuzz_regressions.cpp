@@ -118,7 +118,7 @@ TEST(FuzzMutators, UvtUnpacksAndPacksBackToTheSameTrace) {
   EXPECT_EQ(a.host_event_count(), b.host_event_count());
   ASSERT_EQ(a.launches().size(), b.launches().size());
   EXPECT_EQ(a.launches()[0].records, b.launches()[0].records);
-  std::vector<std::uint8_t> ca, cb;
+  trace::ChunkBuffer ca, cb;
   for (std::size_t i = 0; i < a.chunks().size(); ++i) {
     a.load_chunk(i, ca);
     b.load_chunk(i, cb);

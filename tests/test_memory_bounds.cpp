@@ -115,6 +115,31 @@ TEST(HugePageVector, LargeBuffersAreHugePageAlignedAndCountedAsHeap) {
   EXPECT_EQ(test::live_heap_bytes(), before);
 }
 
+TEST(HugePageBytes, ChunkBuffersKeepTheirBytesAcrossGrowthAndAreHugePageAligned) {
+  // Decompressed trace chunks (trace::ChunkBuffer): resize() leaves new bytes to the decoder,
+  // but growing must still keep the bytes already there, and the advised buffer is freed.
+  const std::uint64_t before = test::live_heap_bytes();
+  {
+    HugePageBytes b;
+    b.resize(100'000);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::uint8_t>(i * 7);
+    b.resize(5'000'000);  // crosses the 2 MB threshold: a new, aligned buffer
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % HugePageAllocator<int>::kHugePage, 0u);
+    bool intact = true;
+    for (std::size_t i = 0; i < 100'000; ++i)
+      intact = intact && b[i] == static_cast<std::uint8_t>(i * 7);
+    EXPECT_TRUE(intact);
+    EXPECT_GE(test::live_heap_bytes() - before, 5'000'000u);
+  }
+  EXPECT_EQ(test::live_heap_bytes(), before);
+  // The value-initialising variant still zero-fills what it adds.
+  HugePageVector<std::uint32_t> z(1000, 5);
+  z.resize(3'000'000);
+  EXPECT_EQ(z[999], 5u);
+  EXPECT_EQ(z[1000], 0u);
+  EXPECT_EQ(z.back(), 0u);
+}
+
 // Peak heap of one `run` of `trace` at 50 % oversubscription, above the heap live before it.
 std::uint64_t run_peak(const std::string& trace) {
   const std::uint64_t before = test::live_heap_bytes();

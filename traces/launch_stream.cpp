@@ -13,7 +13,7 @@ namespace uvmsim::trace {
 namespace {
 
 struct Slot {
-  std::vector<std::uint8_t> buf;
+  ChunkBuffer buf;
   std::vector<codec::TbEntry> tbs;
   std::vector<std::uint8_t> released;  // per threadblock of the chunk
   std::uint64_t first = 0;

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_page_allocator.h"
 #include "core/types.h"
 #include "traces/hints.h"
 #include "traces/record_format.h"
@@ -159,6 +160,9 @@ struct ChunkInfo {
   std::uint32_t crc = 0;
 };
 
+/// A decompressed chunk (huge-page advised; see core/huge_page_allocator.h).
+using ChunkBuffer = HugePageBytes;
+
 struct WriterOptions {
   std::size_t chunk_raw_bytes = 1 << 20;  ///< target uncompressed chunk size
   int zstd_level = 3;
@@ -287,7 +291,7 @@ class TraceReader {
   const std::vector<std::size_t>& launch_chunks(std::uint32_t launch_index) const;
 
   /// Reads, CRC-checks and decompresses chunk `i` into `out` (reusing its capacity).
-  void load_chunk(std::size_t i, std::vector<std::uint8_t>& out);
+  void load_chunk(std::size_t i, ChunkBuffer& out);
 
  private:
   struct Impl;

@@ -92,7 +92,7 @@ struct TraceReader::Impl {
   // Host-event cursor.
   std::size_t host_pos = 0;  // next entry of host_chunks to load
   std::size_t host_chunk = 0;
-  std::vector<std::uint8_t> host_buf;
+  ChunkBuffer host_buf;
   std::size_t host_off = 0;
   std::uint64_t host_left = 0;  // events left in the loaded host chunk
   std::uint32_t next_launch = 0;
@@ -337,7 +337,7 @@ const std::vector<std::size_t>& TraceReader::launch_chunks(std::uint32_t launch_
   return impl_->launch_chunks.at(launch_index);
 }
 
-void TraceReader::load_chunk(std::size_t i, std::vector<std::uint8_t>& out) {
+void TraceReader::load_chunk(std::size_t i, ChunkBuffer& out) {
   Impl& r = *impl_;
   const ChunkInfo& c = r.chunks.at(i);
   // Built only on failure: steady-state streaming must not allocate per chunk.
