@@ -123,7 +123,12 @@ TEST(PrefetchUse, RunSummaryShowsAchievedOversubRemoteTrafficAndPrefetchUse) {
       << r.out;
   EXPECT_NE(r.out.find(", placement 0 B)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("prefetch use  : prefetch "), std::string::npos) << r.out;
+  // The process's own peak memory, in the text only (the JSON keeps to deterministic values).
+  const auto rss = r.out.find("host memory   : peak RSS ");
+  ASSERT_NE(rss, std::string::npos) << r.out;
+  EXPECT_GT(std::stod(r.out.substr(rss + 25)), 0.0) << r.out;
   const auto s = read_json(d.file("s.json"));
+  EXPECT_EQ(s.dump().find("rss"), std::string::npos);
   EXPECT_DOUBLE_EQ(s["memory"]["oversubscription_pct"].get<double>(), 100.0);
   EXPECT_DOUBLE_EQ(s["memory"]["oversubscription_requested_pct"].get<double>(), 75.0);
   EXPECT_EQ(num(s["memory"]["capacity_chunks"]), 6u);

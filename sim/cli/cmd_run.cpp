@@ -9,6 +9,8 @@
 #include <optional>
 #include <sstream>
 
+#include <sys/resource.h>
+
 #include <boost/program_options.hpp>
 
 #include "core/config.h"
@@ -133,6 +135,12 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
       << " M accesses/s, "
       << (s.wall_seconds > 0 ? static_cast<double>(s.gpu_faults) / s.wall_seconds / 1e6 : 0.0)
       << " M fault entries/s\n";
+  // The simulator's own memory: what a sweep's --jobs must fit in. Not a statistic (it is not
+  // deterministic, and the JSON keeps to what is): a long-threadblock kernel holds its decoded
+  // trace chunks in flight (docs/trace-format.md, "Reading"), e.g. 4.6 GB for `mvt` at 4 GB.
+  if (rusage ru{}; getrusage(RUSAGE_SELF, &ru) == 0)
+    out << "  host memory   : peak RSS "
+        << format_bytes(static_cast<std::uint64_t>(ru.ru_maxrss) * 1024) << "\n";
 }
 
 int cmd_run(const Args& args, std::ostream& out, std::ostream&) {
