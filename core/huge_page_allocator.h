@@ -79,7 +79,7 @@ using HugePageVector = std::vector<T, HugePageAllocator<T>>;
 /// A byte buffer that a decoder overwrites whole after every resize (a decompressed trace chunk):
 /// huge-page advised, and resize() does not zero what is about to be written anyway. A `mvt` 4 GB
 /// run holds all 127 of its threadblocks' chunks at once (4.6 GB): first-touch page faults of
-/// 4 KB pages were 14 of its 61 CPU-seconds.
+/// 4 KB pages were a quarter of its CPU time.
 using HugePageBytes = std::vector<std::uint8_t, HugePageAllocator<std::uint8_t, DefaultInit>>;
 
 }  // namespace uvmsim

@@ -109,6 +109,8 @@ TEST(SweepRun, LocalSweepMatchesUvmsimRunAndRerunSkipsFinishedPoints) {
   ASSERT_EQ(r.status.code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "1 point(s): 1 finished now, 0 already done")) << r.output;
   EXPECT_NE((*store.load_result(p))["run"]["pid"], pid_before);
+  // The point's own process's peak memory (non-deterministic, so in `run`, not in `stats`).
+  EXPECT_GT((*store.load_result(p))["run"]["peak_rss_bytes"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(test::stable_stats(*store.load_result(p)), run);
 
   // The report draws every figure as PNG and SVG and an index page showing them.

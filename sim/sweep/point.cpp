@@ -1,5 +1,6 @@
 #include "sim/sweep/point.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -223,6 +224,11 @@ json run_point(const PointSpec& p) {
               {"finished_at", time_now("%Y-%m-%dT%H:%M:%SZ", /*utc=*/true)},
               {"wall_seconds", secs},
               {"uvmsim_version", UVMSIM_VERSION}};
+  // Each point runs in its own forked process (worker.cpp), so this is the point's own peak:
+  // what --jobs points at once must fit in (a long-threadblock trace holds its decoded chunks,
+  // docs/trace-format.md "Reading").
+  if (rusage ru{}; getrusage(RUSAGE_SELF, &ru) == 0)
+    r["run"]["peak_rss_bytes"] = static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
   return r;
 }
 
