@@ -57,10 +57,13 @@ struct HugePageAllocator {
   }
   void deallocate(T* p, std::size_t n) noexcept {
     const std::size_t bytes = n * sizeof(T);
-    if (bytes < kHugePage)
+    if (bytes < kHugePage) {
       std::allocator<T>().deallocate(p, n);
-    else
-      ::operator delete (p, rounded(bytes), std::align_val_t{kHugePage});
+    } else {
+      // Unsized: the sized aligned form is only declared where sized deallocation is on (clang
+      // before 19 leaves it off, and the fuzz build is clang).
+      ::operator delete (p, std::align_val_t{kHugePage});
+    }
   }
   static constexpr std::size_t max_size() noexcept { return ~std::size_t{0} / sizeof(T) / 2; }
 
