@@ -124,9 +124,10 @@ TEST(PrefetchUse, RunSummaryShowsAchievedOversubRemoteTrafficAndPrefetchUse) {
   EXPECT_NE(r.out.find(", placement 0 B)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("prefetch use  : prefetch "), std::string::npos) << r.out;
   // The process's own peak memory, in the text only (the JSON keeps to deterministic values).
-  const auto rss = r.out.find("host memory   : peak RSS ");
+  const std::string rss_line = "host memory   : peak RSS ";
+  const auto rss = r.out.find(rss_line);
   ASSERT_NE(rss, std::string::npos) << r.out;
-  EXPECT_GT(std::stod(r.out.substr(rss + 25)), 0.0) << r.out;
+  EXPECT_GT(std::stod(r.out.substr(rss + rss_line.size())), 0.0) << r.out;
   const auto s = read_json(d.file("s.json"));
   EXPECT_EQ(s.dump().find("rss"), std::string::npos);
   EXPECT_DOUBLE_EQ(s["memory"]["oversubscription_pct"].get<double>(), 100.0);

@@ -9,8 +9,6 @@
 #include <optional>
 #include <sstream>
 
-#include <sys/resource.h>
-
 #include <boost/program_options.hpp>
 
 #include "core/config.h"
@@ -20,6 +18,7 @@
 #include "policies/registry.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/knob_list.h"
+#include "sim/host_memory.h"
 #include "sim/simulator.h"
 #include "sim/sweep/files.h"
 #include "sim/sweep/point.h"
@@ -138,9 +137,8 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
   // The simulator's own memory: what a sweep's --jobs must fit in. Not a statistic (it is not
   // deterministic, and the JSON keeps to what is): a long-threadblock kernel holds its decoded
   // trace chunks in flight (docs/trace-format.md, "Reading"), e.g. 4.6 GB for `mvt` at 4 GB.
-  if (rusage ru{}; getrusage(RUSAGE_SELF, &ru) == 0)
-    out << "  host memory   : peak RSS "
-        << format_bytes(static_cast<std::uint64_t>(ru.ru_maxrss) * 1024) << "\n";
+  if (const std::uint64_t rss = peak_rss_bytes())
+    out << "  host memory   : peak RSS " << format_bytes(rss) << "\n";
 }
 
 int cmd_run(const Args& args, std::ostream& out, std::ostream&) {

@@ -1,6 +1,5 @@
 #include "sim/sweep/point.h"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +10,7 @@
 #include "core/units.h"
 #include "policies/policy.h"
 #include "policies/registry.h"
+#include "sim/host_memory.h"
 #include "sim/simulator.h"
 #include "sim/sweep/files.h"
 #include "sim/sweep/identity.h"
@@ -227,8 +227,7 @@ json run_point(const PointSpec& p) {
   // Each point runs in its own forked process (worker.cpp), so this is the point's own peak:
   // what --jobs points at once must fit in (a long-threadblock trace holds its decoded chunks,
   // docs/trace-format.md "Reading").
-  if (rusage ru{}; getrusage(RUSAGE_SELF, &ru) == 0)
-    r["run"]["peak_rss_bytes"] = static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
+  r["run"]["peak_rss_bytes"] = peak_rss_bytes();
   return r;
 }
 
