@@ -456,7 +456,7 @@ void Gpu::complete_waiters(std::uint32_t bi, Tick now) {
   PageMask reachable = b.remote_mapped;
   if (b.accessed_by_gpu) reachable |= b.cpu_resident;
   reachable.and_not(b.gpu_resident);
-  if (now >= b.map_ready_at) reachable |= b.gpu_resident;
+  reachable |= b.gpu_usable(now);
   const PageMask ready = bw.waiting & reachable;
   auto& heads = head_slab_[bw.heads];
   // Records and waiters were allocated in fault order, and pages complete in address order, so

@@ -125,7 +125,8 @@ class Gpu final : public ThreadblockSource {
   static bool mapped(const VaBlock& b, unsigned page, AccessKind kind, Tick t) {
     const bool write = kind >= AccessKind::Write;
     if (b.gpu_resident.test(page))
-      return t >= b.map_ready_at && !(write && b.read_only_gpu.test(page));
+      return (t >= b.map_ready_at || !b.map_pending.test(page)) &&
+             !(write && b.read_only_gpu.test(page));
     return b.remote_mapped.test(page) || (b.accessed_by_gpu && b.cpu_resident.test(page));
   }
   void raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint32_t block,

@@ -53,7 +53,11 @@ struct VaBlock {
   std::array<PageMask, PrefetchUseStats::kCauses> prefetch_unused_by_cause;
 
   bool has_chunk = false;
-  Tick map_ready_at = 0;  ///< GPU PTEs written by the driver become usable at this time
+  /// GPU PTEs of the pages in `map_pending` become usable at this time. Only the pages the driver
+  /// just made resident wait for it: PTEs already written stay valid while it copies more pages
+  /// into the block (uvm_va_block_map writes the new pages' PTEs, it does not unmap the others).
+  Tick map_ready_at = 0;
+  PageMask map_pending;  ///< GPU-resident pages whose PTEs are written at `map_ready_at`
   /// The block's last copy into GPU memory completes at this time. Copies out of the block wait
   /// for it: the driver orders every push on a block after the block's tracker
   /// (uvm_va_block_t.tracker), so a chunk is never copied back before its data has arrived.
@@ -77,6 +81,17 @@ struct VaBlock {
     return m;
   }
   Addr page_va(unsigned page) const { return start + (Addr{page} << kPageShift); }
+  /// `pages` become GPU-resident at simulated time `now`; their PTEs are usable once the caller
+  /// has moved `map_ready_at` past their copies. Pending pages of an earlier batch whose time has
+  /// not come yet wait for the later time with them (one time per block).
+  void add_map_pending(const PageMask& pages, Tick now) {
+    if (now >= map_ready_at) map_pending.clear();
+    map_pending |= pages;
+  }
+  /// Resident pages the GPU can use at `t`.
+  PageMask gpu_usable(Tick t) const {
+    return t >= map_ready_at ? gpu_resident : minus(gpu_resident, map_pending);
+  }
 };
 
 class VaSpace {

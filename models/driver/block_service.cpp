@@ -92,6 +92,9 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
       b.cpu_resident.reset(page);
       b.read_only_gpu.reset(page);
       b.dirty.set(page);
+      PageMask one;
+      one.set(page);
+      b.add_map_pending(one, dc_.sim.queue.now());  // the writable PTE comes with the others
       c.collapsed = true;
       continue;
     }

@@ -8,6 +8,7 @@ namespace uvmsim {
 
 void Residency::set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
   const bool was_empty = b.gpu_count == 0;
+  b.add_map_pending(minus(pages, b.gpu_resident), dc_.sim.queue.now());
   b.gpu_resident |= pages;
   b.gpu_count = b.gpu_resident.count();
   if (was_empty && b.gpu_count)
@@ -143,6 +144,7 @@ unsigned Residency::make_resident_system(VaBlock& b, const PageMask& demand,
   b.cpu_resident.and_not(placed);
   b.remote_mapped.and_not(placed);
   if (writes) b.dirty |= (*writes & placed);
+  b.add_map_pending(minus(placed, b.gpu_resident), dc_.sim.queue.now());
   b.gpu_resident |= placed;
   b.gpu_count = b.gpu_resident.count();
   account_prefetch_use(b, placed & demand, minus(placed, demand), demand_cause);
