@@ -22,7 +22,9 @@ struct MicroTrace {
   std::unique_ptr<trace::TraceWriter> w;
   std::uint64_t bytes;
 
-  MicroTrace(const std::string& path, std::uint64_t bytes_) : bytes(bytes_) {
+  MicroTrace(const std::string& path, std::uint64_t bytes_, std::uint32_t threads = 32,
+             const trace::WriterOptions& opts = {})
+      : bytes(bytes_) {
     trace::Metadata meta;
     meta.workload = "handwritten";
     meta.allocations.push_back({0, "buf", kBase, bytes, true, false});
@@ -30,9 +32,9 @@ struct MicroTrace {
     k.id = 0;
     k.name = "sweep";
     k.grid = {1, 1, 1};
-    k.block = {32, 1, 1};
+    k.block = {threads, 1, 1};
     meta.kernels.push_back(k);
-    w = std::make_unique<trace::TraceWriter>(path, meta);
+    w = std::make_unique<trace::TraceWriter>(path, meta, opts);
   }
   void host(trace::HostEventType t, Addr va, std::uint64_t size,
             AccessKind kind = AccessKind::Write) {
@@ -271,18 +273,10 @@ TEST(MappingDuringCopies, PagesAlreadyMappedStayUsableWhileMorePagesAreCopiedInt
   TempDir d;
   const auto t = d.file("two_warps.uvt");
   {
-    trace::Metadata meta;
-    meta.workload = "handwritten";
-    meta.allocations.push_back({0, "buf", kBase, k2M, true, false});
-    trace::KernelInfo k;
-    k.id = 0;
-    k.name = "reader";
-    k.grid = {1, 1, 1};
-    k.block = {64, 1, 1};
-    meta.kernels.push_back(k);
     trace::WriterOptions opts;
     opts.fold_repeats = false;  // every read is its own access, checked against the mapping
-    trace::TraceWriter w(t, meta, opts);
+    MicroTrace m(t, k2M, 64, opts);
+    trace::TraceWriter& w = *m.w;
     w.begin_launch(0, -1);
     w.begin_block(2);
     trace::AccessRecord r;
@@ -295,7 +289,7 @@ TEST(MappingDuringCopies, PagesAlreadyMappedStayUsableWhileMorePagesAreCopiedInt
     r.gap_cycles = 400000;  // ~236 us at 1,695 MHz: after the first batch (its first-fault cost)
     w.access(1, r);
     w.end_block();
-    w.finish();
+    m.finish();
   }
   const auto j = simulate("rtx3090", t, {"driver.prefetch_enable=false"}, std::nullopt);
   EXPECT_EQ(u(j["fault_batches"]), 2u);
