@@ -74,6 +74,8 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(fault_latency_ns, double, 500, number, 0, 1e9, "TLB miss to fault entry visible in the buffer") \
   X(utlb_fault_interval_ns, double, 0, number, 0, 1e9, "a uTLB reports one far fault per this interval (0: all at once); the GMMU interleaves all uTLBs' reports in time") \
   X(fault_write_interval_ns, double, 0, number, 0, 1e9, "the GMMU writes at most one fault-buffer entry per this interval (0: no limit)") \
+  X(fault_write_rechecks_pte, bool, true, boolean,                                                \
+    "a paced fault report walks the page table when the GMMU gets to it: a page mapped since the miss writes no entry (docs/driver-model.md, Paced fault reporting)") \
   X(interrupt_latency_ns, double, 5000, number, 0, 1e9, "fault interrupt to bottom half running")
 
 #define UVMSIM_TLB_KNOBS(X)                                                                       \

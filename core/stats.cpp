@@ -250,6 +250,7 @@ nlohmann::json Stats::to_json() const {
               {"page_walks", page_walks}};
   j["faults"] = {{"utlb_stalls", utlb_stalls},
                  {"retries", fault_retries},
+                 {"resolved_at_walk", faults_resolved_at_walk},
                  {"fetched", faults_fetched},
                  {"coalesced", faults_coalesced},
                  {"duplicate", faults_duplicate},

@@ -146,6 +146,8 @@ struct Stats {
   std::uint64_t gpu_faults = 0;     ///< fault entries written to the fault buffer
   std::uint64_t utlb_stalls = 0;    ///< faulting accesses held back by the uTLB limit / full buffer
   std::uint64_t fault_retries = 0;  ///< accesses retried at a replay
+  /// paced fault reports dropped because the GMMU's walk found the page mapped by then
+  std::uint64_t faults_resolved_at_walk = 0;
   std::uint64_t remote_accesses = 0, remote_bytes = 0;
   std::uint64_t remote_read_bytes = 0, remote_write_bytes = 0;  ///< remote_bytes by access kind
   std::uint64_t unmapped_accesses = 0;  ///< addresses outside every allocation (treated as local)

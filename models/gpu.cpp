@@ -22,6 +22,7 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
   utlb_interval_ = ns_to_ps(cfg_.gpu.utlb_fault_interval_ns);
   write_interval_ = ns_to_ps(cfg_.gpu.fault_write_interval_ns);
   paced_ = utlb_interval_ > 0 || write_interval_ > 0;
+  recheck_pte_ = cfg_.gpu.fault_write_rechecks_pte;
   round_robin_ = cfg_.gpu.utlb_replay_order == UtlbReplayOrder::RoundRobin;
   l1_.resize(cfg_.gpu.num_sms);
   for (auto& t : l1_) t.reset(cfg_.tlb.l1_entries, cfg_.tlb.l1_assoc);
@@ -423,14 +424,18 @@ void Gpu::write_report(std::uint32_t u, Tick now) {
   FaultEntry e = ut.reports[ut.report_head++];
   --queued_reports_;
   e.valid_at = now;
-  // Counted when written: a report a replay drops before the GMMU writes it never reaches the
-  // buffer (gpu_faults counts fault-buffer entries, docs/stats.md).
-  ++ctx_.stats.gpu_faults;
-  ++ks_->gpu_faults;
-  buffer_.push(e);
-  irq_.raise(now);
+  // The GMMU's time goes to the walk whether or not it ends in an entry.
   gmmu_free_ = now + write_interval_;
   ut.report_free = now + utlb_interval_;
+  // Counted when written: a report a replay drops before the GMMU writes it, or whose walk
+  // finds a valid PTE, never reaches the buffer (gpu_faults counts fault-buffer entries,
+  // docs/stats.md).
+  if (!recheck_pte_ || !resolve_report(u, e, now)) {
+    ++ctx_.stats.gpu_faults;
+    ++ks_->gpu_faults;
+    buffer_.push(e);
+    irq_.raise(now);
+  }
   if (ut.report_head == ut.reports.size()) {
     ut.reports.clear();  // keeps its capacity
     ut.report_head = 0;
@@ -484,43 +489,74 @@ void Gpu::complete_waiters(std::uint32_t bi, Tick now) {
     std::uint32_t* link = &heads[p];
     while (*link != kNil) {
       const std::uint32_t rid = *link;
-      FaultRecord& fr = records_[rid];
-      // Retry every waiting access of the page; those the mapping allows complete.
-      std::uint32_t prev = kNil;
-      for (std::uint32_t w = fr.head; w != kNil;) {
-        const std::uint32_t next = waiters_[w].next;
-        if (!mapped(b, p, waiters_[w].rec.kind, now)) {  // e.g. a write to a read-only copy
-          prev = w;
-          w = next;
-          continue;
-        }
-        const Waiter wt = waiters_[w];
-        if (prev == kNil)
-          fr.head = next;
-        else
-          waiters_[prev].next = next;
-        if (fr.tail == w) fr.tail = prev;
-        free_waiters_.push_back(w);
-        Warp& warp = warps_[wt.warp];
-        Tick done;
-        issue(wt.warp, wt.rec, now, done);  // mapped: cannot fault
-        warp.group_done = std::max(warp.group_done, done);
-        if (--warp.outstanding == 0 && warp.waiting) {
-          warp.waiting = false;
-          ctx_.queue.schedule(now, EventType::WarpWake, wt.warp);
-        }
-        w = next;
-      }
-      if (fr.head == kNil) {
-        *link = fr.next_in_page;
+      if (retry_waiters(records_[rid], b, p, now)) {
+        *link = records_[rid].next_in_page;
         free_record(rid);
         --bw.records;
       } else {
-        link = &fr.next_in_page;
+        link = &records_[rid].next_in_page;
       }
     }
     if (heads[p] == kNil) bw.waiting.reset(p);
   }
+}
+
+bool Gpu::retry_waiters(FaultRecord& fr, const VaBlock& b, unsigned p, Tick now) {
+  // Retry every waiting access of the page; those the mapping allows complete.
+  std::uint32_t prev = kNil;
+  for (std::uint32_t w = fr.head; w != kNil;) {
+    const std::uint32_t next = waiters_[w].next;
+    if (!mapped(b, p, waiters_[w].rec.kind, now)) {  // e.g. a write to a read-only copy
+      prev = w;
+      w = next;
+      continue;
+    }
+    const Waiter wt = waiters_[w];
+    if (prev == kNil)
+      fr.head = next;
+    else
+      waiters_[prev].next = next;
+    if (fr.tail == w) fr.tail = prev;
+    free_waiters_.push_back(w);
+    Warp& warp = warps_[wt.warp];
+    Tick done;
+    issue(wt.warp, wt.rec, now, done);  // mapped: cannot fault
+    warp.group_done = std::max(warp.group_done, done);
+    if (--warp.outstanding == 0 && warp.waiting) {
+      warp.waiting = false;
+      ctx_.queue.schedule(now, EventType::WarpWake, wt.warp);
+    }
+    w = next;
+  }
+  return fr.head == kNil;
+}
+
+bool Gpu::resolve_report(std::uint32_t u, const FaultEntry& e, Tick now) {
+  const VaRange* rg = ctx_.va.find_range(e.page_va);
+  if (!rg) return false;
+  const std::uint32_t bi = ctx_.va.block_index(*rg, e.page_va);
+  const VaBlock& b = ctx_.va.blocks()[bi];
+  const unsigned p = VaSpace::page_index(e.page_va);
+  if (!mapped(b, p, e.kind, now)) return false;
+  // The walk finds the PTE a batch wrote since the miss: no entry; the uTLB fills from the walk
+  // and the accesses waiting on this miss go ahead now, not at the next replay.
+  --utlbs_[u].outstanding;
+  ++ctx_.stats.faults_resolved_at_walk;
+  BlockWait& bw = block_wait_[bi];
+  if (bw.heads == kNil) return true;
+  auto& heads = head_slab_[bw.heads];
+  for (std::uint32_t* link = &heads[p]; *link != kNil; link = &records_[*link].next_in_page) {
+    const std::uint32_t rid = *link;
+    if (records_[rid].utlb != u) continue;
+    if (retry_waiters(records_[rid], b, p, now)) {
+      *link = records_[rid].next_in_page;
+      free_record(rid);
+      --bw.records;
+      if (heads[p] == kNil) bw.waiting.reset(p);
+    }
+    break;
+  }
+  return true;
 }
 
 void Gpu::on_replay(Tick now) {

@@ -136,6 +136,12 @@ class Gpu final : public ThreadblockSource {
   bool buffer_room() const { return buffer_.size() + queued_reports_ < buffer_.capacity(); }
   void free_record(std::uint32_t rid);
   void complete_waiters(std::uint32_t bi, Tick now);
+  /// Completes the waiters of `fr` (page `p` of `b`) that the mapping now allows; true if none
+  /// is left.
+  bool retry_waiters(FaultRecord& fr, const VaBlock& b, unsigned p, Tick now);
+  /// uTLB `u`'s report `e` is due: if its page has been mapped since the miss (a batch serviced
+  /// it meanwhile), the GMMU's walk succeeds, the record's waiters complete and true is returned.
+  bool resolve_report(std::uint32_t u, const FaultEntry& e, Tick now);
   void finish_warp(std::uint32_t wi, Tick t);
   void start_tb(std::uint32_t slot, Tick t);
   bool can_inline(Tick t) const { return ctx_.queue.empty() || t < ctx_.queue.next_time(); }
@@ -154,6 +160,7 @@ class Gpu final : public ThreadblockSource {
   unsigned system_page_shift_ = 16;  ///< log2(driver.system_page_size)
   Tick utlb_interval_, write_interval_;
   bool paced_;          ///< fault reports go through the GMMU's pacing
+  bool recheck_pte_;    ///< gpu.fault_write_rechecks_pte
   bool round_robin_;    ///< gpu.utlb_replay_order = round_robin
   Tick gmmu_free_ = 0;  ///< the GMMU may write its next fault entry from here on
   std::size_t queued_reports_ = 0;

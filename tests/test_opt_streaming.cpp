@@ -121,10 +121,11 @@ TEST(OptStreaming, SpillingToDiskChangesNoDecision) {
     return stable(j);
   };
   EXPECT_EQ(strip_sort(mem.stats).dump(), strip_sort(disk.stats).dump());
-  // The exact outcome (gtx titanv, 50 %), and OPT still evicts least.
-  EXPECT_EQ(mem.evictions, 97u);
+  // The exact outcome (titanv, 50 %). The program-order oracle is not a bound here: LRU, reacting
+  // to the simulated order, evicts two chunks less (docs/policies.md, "Oracles").
+  EXPECT_EQ(mem.evictions, 98u);
   EXPECT_EQ(pm["uses"], 3037);
-  EXPECT_LE(mem.evictions, run(t, {"--eviction", "lru"}).evictions);
+  EXPECT_EQ(run(t, {"--eviction", "lru"}).evictions, 96u);
 }
 
 // Peak heap of building OPT's future for `trace` and walking it to the end, above the heap live
@@ -247,11 +248,11 @@ TEST(OptRecorded, TwoPassesEndToEnd) {
   const Outcome two = run(t, {"--eviction", "opt", "--set", "policy.opt.order=" + order}, "75");
   const Outcome prog = run(t, {"--eviction", "opt"}, "75");
   EXPECT_EQ(two.stats["policies"]["eviction"]["order"], "recorded");
-  // The exact outcomes of the three runs: neither oracle bounds LFU here (docs/policies.md,
-  // "Oracles"): OPT's own choices change the order the GPU runs in.
-  EXPECT_EQ(lfu.evictions, 220u);
-  EXPECT_EQ(two.evictions, 292u);
-  EXPECT_EQ(prog.evictions, 242u);
+  // The exact outcomes of the three runs: the recorded-order oracle does not bound LFU here
+  // (docs/policies.md, "Oracles"): OPT's own choices change the order the GPU runs in.
+  EXPECT_EQ(lfu.evictions, 241u);
+  EXPECT_EQ(two.evictions, 345u);
+  EXPECT_EQ(prog.evictions, 237u);
   // The order file records what the first run completed.
   std::uint64_t accesses = 0;
   const auto h = opt::read_order(

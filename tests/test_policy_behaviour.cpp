@@ -96,24 +96,35 @@ TEST(PolicyBehaviour, CyclicSweepCyclicProtectionBeatsLru) {
 }
 
 // Which constituent survives depends on the first evaluation windows (one capacity's worth of
-// blames each): on the Titan V preset's paced fault path, blackscholes at 64 and 96 MB retires CP
-// and LRU first and lands on LFU (458 evictions against CP's 278, 678 against 393; docs/
-// policies.md, "Where the ObservUVM policies lose"). At 128 MB it keeps CP and does better than
-// it alone (461 against 493).
-TEST(PolicyBehaviour, TournamentLandsNearItsBestConstituent) {
+// blames each; docs/policies.md, "Where the ObservUVM policies lose"). On the Titan V preset,
+// blackscholes at 64 MB keeps CP and lands within 5 % of it (278 evictions against 270); at
+// 128 MB the first windows retire CP and LRU and it keeps LFU, its worst constituent alone
+// (727 against CP's 482 and LFU's 1,323). Both outcomes are pinned exactly: a model change
+// that moves fault timing can flip them, and such a change must say so.
+TEST(PolicyBehaviour, TournamentOutcomeDependsOnItsFirstWindows) {
   TempDir d;
-  const auto t = d.file("bs10.uvt");
-  cli_ok({"gen", "blackscholes", "--footprint", "128M", "--param", "iters=10", "-o", t});
-  const auto r = run_evictions(t, {"lru", "lfu", "cp", "tournament", "opt"});
+  auto active = [](const Outcome& o) {
+    std::string names;
+    for (const auto& p : o.stats["policies"]["eviction"]["policies"])
+      if (p["active"].get<bool>()) names += p["name"].get<std::string>() + " ";
+    return names;
+  };
+  const auto small = d.file("bs64.uvt"), large = d.file("bs128.uvt");
+  cli_ok({"gen", "blackscholes", "--footprint", "64M", "--param", "iters=10", "-o", small});
+  cli_ok({"gen", "blackscholes", "--footprint", "128M", "--param", "iters=10", "-o", large});
+  const auto s = run_evictions(small, {"lru", "lfu", "cp", "tournament", "opt"});
   const std::uint64_t best =
-      std::min({r.at("lru").evictions, r.at("lfu").evictions, r.at("cp").evictions});
-  EXPECT_LE(r.at("tournament").evictions, best + best / 20) << table(r);  // within 5 %
-  // It retired at least one constituent on the way.
-  int active = 0;
-  for (const auto& p : r.at("tournament").stats["policies"]["eviction"]["policies"])
-    active += p["active"].get<bool>();
-  EXPECT_LT(active, 3) << r.at("tournament").stats["policies"].dump();
-  expect_opt_never_worse(r);
+      std::min({s.at("lru").evictions, s.at("lfu").evictions, s.at("cp").evictions});
+  EXPECT_LE(s.at("tournament").evictions, best + best / 20) << table(s);  // within 5 %
+  EXPECT_EQ(active(s.at("tournament")), "cp ") << table(s);
+  EXPECT_EQ(s.at("tournament").evictions, 278u) << table(s);
+  expect_opt_never_worse(s);
+  const auto l = run_evictions(large, {"lfu", "cp", "tournament"});
+  EXPECT_EQ(active(l.at("tournament")), "lfu ") << table(l);
+  EXPECT_EQ(l.at("tournament").evictions, 727u) << table(l);
+  // Even on its worst constituent it does better than that one alone: the windows before the
+  // others retired evicted by all three.
+  EXPECT_LT(l.at("tournament").evictions, l.at("lfu").evictions) << table(l);
 }
 
 TEST(PolicyBehaviour, FeedbackDrivenPrefetchingAndTmPlusPlus) {
