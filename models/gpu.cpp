@@ -363,6 +363,7 @@ void Gpu::raise_entry(FaultRecord& fr, Tick t) {
   // so concurrent faults of many SMs reach the buffer interleaved in time (Allen & Ge, SC'21:
   // every SM contributes ~3 entries to a full batch) rather than one uTLB's burst after another.
   ut.reports.push_back(FaultEntry{fr.page_va, ready, fr.utlb, fr.kind});
+  ut.report_records.emplace_back(static_cast<std::uint32_t>(&fr - records_.data()), fr.block);
   ++queued_reports_;
   if (!ut.report_scheduled) {
     ut.report_scheduled = true;
@@ -421,6 +422,7 @@ void Gpu::on_gmmu_free(Tick now) {
 
 void Gpu::write_report(std::uint32_t u, Tick now) {
   Utlb& ut = utlbs_[u];
+  const auto [rid, block] = ut.report_records[ut.report_head];
   FaultEntry e = ut.reports[ut.report_head++];
   --queued_reports_;
   e.valid_at = now;
@@ -430,7 +432,7 @@ void Gpu::write_report(std::uint32_t u, Tick now) {
   // Counted when written: a report a replay drops before the GMMU writes it, or whose walk
   // finds a valid PTE, never reaches the buffer (gpu_faults counts fault-buffer entries,
   // docs/stats.md).
-  if (!recheck_pte_ || !resolve_report(u, e, now)) {
+  if (!recheck_pte_ || !resolve_report(e, rid, block, now)) {
     ++ctx_.stats.gpu_faults;
     ++ks_->gpu_faults;
     buffer_.push(e);
@@ -438,6 +440,7 @@ void Gpu::write_report(std::uint32_t u, Tick now) {
   }
   if (ut.report_head == ut.reports.size()) {
     ut.reports.clear();  // keeps its capacity
+    ut.report_records.clear();
     ut.report_head = 0;
     ut.report_scheduled = false;
     return;
@@ -531,30 +534,26 @@ bool Gpu::retry_waiters(FaultRecord& fr, const VaBlock& b, unsigned p, Tick now)
   return fr.head == kNil;
 }
 
-bool Gpu::resolve_report(std::uint32_t u, const FaultEntry& e, Tick now) {
-  const VaRange* rg = ctx_.va.find_range(e.page_va);
-  if (!rg) return false;
-  const std::uint32_t bi = ctx_.va.block_index(*rg, e.page_va);
+bool Gpu::resolve_report(const FaultEntry& e, std::uint32_t rid, std::uint32_t bi, Tick now) {
   const VaBlock& b = ctx_.va.blocks()[bi];
   const unsigned p = VaSpace::page_index(e.page_va);
-  if (!mapped(b, p, e.kind, now)) return false;
+  // Most walks still find no PTE: decide that from the block alone. A queued report's record
+  // stays live until a replay, which drops the queue with it; accesses that joined the miss
+  // since it was raised may need more (a write), so the record's own kind decides the rest.
+  if (!mapped(b, p, e.kind, now) || !mapped(b, p, records_[rid].kind, now)) return false;
   // The walk finds the PTE a batch wrote since the miss: no entry; the uTLB fills from the walk
   // and the accesses waiting on this miss go ahead now, not at the next replay.
-  --utlbs_[u].outstanding;
+  --utlbs_[e.utlb].outstanding;
   ++ctx_.stats.faults_resolved_at_walk;
-  BlockWait& bw = block_wait_[bi];
-  if (bw.heads == kNil) return true;
-  auto& heads = head_slab_[bw.heads];
-  for (std::uint32_t* link = &heads[p]; *link != kNil; link = &records_[*link].next_in_page) {
-    const std::uint32_t rid = *link;
-    if (records_[rid].utlb != u) continue;
-    if (retry_waiters(records_[rid], b, p, now)) {
-      *link = records_[rid].next_in_page;
-      free_record(rid);
-      --bw.records;
-      if (heads[p] == kNil) bw.waiting.reset(p);
-    }
-    break;
+  if (retry_waiters(records_[rid], b, p, now)) {
+    BlockWait& bw = block_wait_[bi];
+    auto& heads = head_slab_[bw.heads];
+    std::uint32_t* link = &heads[p];
+    while (*link != rid) link = &records_[*link].next_in_page;
+    *link = records_[rid].next_in_page;
+    free_record(rid);
+    --bw.records;
+    if (heads[p] == kNil) bw.waiting.reset(p);
   }
   return true;
 }
@@ -588,6 +587,7 @@ void Gpu::on_replay(Tick now) {
     // with the rest, and those still missing are raised again below, in queue order.
     queued_reports_ -= ut.reports.size() - ut.report_head;
     ut.reports.clear();
+    ut.report_records.clear();
     ut.report_head = 0;
     ut.outstanding = 0;
     if (ut.live == 0) {

@@ -109,6 +109,9 @@ class Gpu final : public ThreadblockSource {
     std::uint32_t live = 0;
     /// Far faults raised but not yet written to the buffer, oldest first (paced reporting).
     std::vector<FaultEntry> reports;
+    /// The record each report is for, and its block (so the walk reads the block's mapping
+    /// without first missing on the record).
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> report_records;
     std::size_t report_head = 0;
     Tick report_free = 0;  ///< the uTLB may report its next fault from here on
     bool report_scheduled = false;
@@ -139,9 +142,10 @@ class Gpu final : public ThreadblockSource {
   /// Completes the waiters of `fr` (page `p` of `b`) that the mapping now allows; true if none
   /// is left.
   bool retry_waiters(FaultRecord& fr, const VaBlock& b, unsigned p, Tick now);
-  /// uTLB `u`'s report `e` is due: if its page has been mapped since the miss (a batch serviced
-  /// it meanwhile), the GMMU's walk succeeds, the record's waiters complete and true is returned.
-  bool resolve_report(std::uint32_t u, const FaultEntry& e, Tick now);
+  /// Report `e` (record `rid`, of `block`) is due: if its page has been mapped since the miss (a
+  /// batch serviced it meanwhile), the GMMU's walk succeeds, the record's waiters complete and
+  /// true is returned.
+  bool resolve_report(const FaultEntry& e, std::uint32_t rid, std::uint32_t block, Tick now);
   void finish_warp(std::uint32_t wi, Tick t);
   void start_tb(std::uint32_t slot, Tick t);
   bool can_inline(Tick t) const { return ctx_.queue.empty() || t < ctx_.queue.next_time(); }
