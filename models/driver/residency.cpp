@@ -8,6 +8,9 @@ namespace uvmsim {
 
 void Residency::set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
   const bool was_empty = b.gpu_count == 0;
+  // `now` is the driver's own clock (where its bottom half has got to in this batch), which runs
+  // ahead of simulated time. Whether an earlier batch's pending PTEs are usable is a question
+  // about the GPU's present, the event time: a GPU access at that time is what reads them.
   b.add_map_pending(minus(pages, b.gpu_resident), dc_.sim.queue.now());
   b.gpu_resident |= pages;
   b.gpu_count = b.gpu_resident.count();
