@@ -284,6 +284,42 @@ TEST(Generators, StreamTriadPerWarpPattern) {
   }
   EXPECT_EQ(all.host[3].type, HostEventType::KernelLaunch);
   EXPECT_EQ(all.meta.params["init"], "all");
+  // elem=8 (BabelStream's double build): half the elements, a warp's access is 256 bytes, and a
+  // 1024-thread block covers two pages of each array.
+  const Decoded dbl = decode(generate_to(dir, "stream", 3 << 20, {{"elem", "8"}}, 1, "dbl.uvt"));
+  for (const auto& al : dbl.meta.allocations) EXPECT_EQ(al.size, 1u << 20);
+  EXPECT_EQ(dbl.meta.kernels[0].grid.x, 128u);  // 2^17 doubles / 1024
+  ASSERT_EQ(dbl.launches[0].size(), 3u * (1u << 17) / 32);
+  const Addr da = dbl.meta.allocations[0].base, db = dbl.meta.allocations[1].base;
+  for (std::size_t i = 0; i < dbl.launches[0].size(); i += 3) {
+    const auto& r = dbl.launches[0];
+    const Addr off = (r[i].tb * 32 + r[i].warp) * 256;
+    EXPECT_EQ(r[i].r.va, db + off);
+    EXPECT_EQ(r[i + 2].r.va, da + off);
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(r[i + k].r.bytes, 256u);
+  }
+  EXPECT_EQ(dbl.meta.params["elem"], "8");
+}
+
+TEST(Generators, SgemmInitAbcWritesCOnTheHostToo) {
+  TempDir dir;
+  const Decoded ab = decode(generate_to(dir, "sgemm", 3 << 20, {}, 1, "ab.uvt"));
+  const Decoded abc = decode(generate_to(dir, "sgemm", 3 << 20, {{"init", "abc"}}, 1, "abc.uvt"));
+  auto cpu_writes = [](const Decoded& d) {
+    std::vector<Addr> v;
+    for (const auto& h : d.host)
+      if (h.type == HostEventType::CpuAccess && h.kind == AccessKind::Write) v.push_back(h.va);
+    return v;
+  };
+  const auto& al = abc.meta.allocations;
+  ASSERT_EQ(al.size(), 3u);
+  EXPECT_EQ(cpu_writes(ab), (std::vector<Addr>{al[0].base, al[1].base}));
+  EXPECT_EQ(cpu_writes(abc), (std::vector<Addr>{al[0].base, al[1].base, al[2].base}));
+  // The kernel's records do not change.
+  ASSERT_EQ(ab.launches.size(), 1u);
+  ASSERT_EQ(abc.launches[0].size(), ab.launches[0].size());
+  for (std::size_t i = 0; i < ab.launches[0].size(); ++i)
+    EXPECT_EQ(abc.launches[0][i].r.va, ab.launches[0][i].r.va);
 }
 
 TEST(Generators, Vecadd32ThreadsIsAllenGeVectorAdd) {

@@ -43,6 +43,7 @@ constexpr Work kStoreWork = fp32(4) + kAddress;
 
 void write_sgemm(GenContext& ctx) {
   const std::uint32_t sample = ksample_param(ctx);
+  const std::string init = ctx.params.choice("init", {"ab", "abc"});
   Workload wl(ctx);
   const auto [n, a, b, c] = square_operands(ctx, wl, kTile);
   const auto g = static_cast<std::uint32_t>(n / kTile);
@@ -94,8 +95,12 @@ void write_sgemm(GenContext& ctx) {
       }
     });
   });
-  // The host fills A and B; C is only written (beta = 0: cuBLAS does not read it).
+  // The host fills A and B; C is only written (beta = 0: cuBLAS does not read it). With
+  // init=abc the host also zeroes C first, as Allen & Ge's matrixMul2.cu does (their uvm-eval
+  // repository, benchmarksv3/cublas: ConstantInit of A, B and C before cublasSgemm), so C's
+  // pages are CPU-resident when the kernel writes them and migrate instead of being populated.
   wl.cpu_write({a, b});
+  if (init == "abc") wl.cpu_write(c);
   wl.launch(k);
   wl.write();
 }
@@ -107,7 +112,10 @@ const Registrar kSgemm{Generator{
     "into shared memory; N = largest multiple of 128 with 3*N*N*4 <= footprint",
     {{"ksample", "1",
       "reduced fidelity: write runs of ~S k-slices as their first with repeat count S (1-32; "
-      "1 = every slice), as gemm's ksample (docs/generators.md#reduced-fidelity-k-sampling)"}},
+      "1 = every slice), as gemm's ksample (docs/generators.md#reduced-fidelity-k-sampling)"},
+     {"init", "ab",
+      "ab: the host writes A and B before the launch; abc: also C (zeroed on the host, as "
+      "Allen & Ge's matrixMul2.cu does)"}},
     write_sgemm,
     "tiled-reuse",
     std::uint64_t{48} << 20,
