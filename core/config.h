@@ -66,6 +66,8 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(sms_per_utlb, std::uint32_t, 1, integer, 1, 4096, "SMs sharing one uTLB (fault source)")      \
   X(utlb_max_outstanding_faults, std::uint32_t, 56, integer, 1, 65536,                            \
     "outstanding far faults per uTLB (Allen & Ge: 56)")                                           \
+  X(utlb_fault_per_access, bool, true, boolean,                                                   \
+    "a uTLB writes a fault entry for every access that misses (up to its outstanding limit), not one per page; the driver's fetch coalesces a uTLB's repeats of a page (docs/driver-model.md, Local-reuse duplicates)") \
   X(utlb_replay_order, UtlbReplayOrder, UtlbReplayOrder::RoundRobin, choice,                      \
     {"age", "round_robin"},                                                                       \
     "which held-back misses a uTLB raises after a replay: round_robin (a miss raised again goes behind those still held back; fitted, docs/driver-model.md) or its oldest first (age)") \

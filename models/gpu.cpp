@@ -23,6 +23,7 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
   write_interval_ = ns_to_ps(cfg_.gpu.fault_write_interval_ns);
   paced_ = utlb_interval_ > 0 || write_interval_ > 0;
   recheck_pte_ = cfg_.gpu.fault_write_rechecks_pte;
+  per_access_ = cfg_.gpu.utlb_fault_per_access;
   round_robin_ = cfg_.gpu.utlb_replay_order == UtlbReplayOrder::RoundRobin;
   l1_.resize(cfg_.gpu.num_sms);
   for (auto& t : l1_) t.reset(cfg_.tlb.l1_entries, cfg_.tlb.l1_assoc);
@@ -323,14 +324,24 @@ void Gpu::raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint3
     heads[page] = rid;
     bw.waiting.set(page);
     ++bw.records;
+    fr.waiting = 0;
     if (ut.outstanding < cfg_.gpu.utlb_max_outstanding_faults && buffer_room()) {
       raise_entry(fr, t);
+    } else {
+      ++ctx_.stats.utlb_stalls;
+    }
+  } else if (per_access_) {
+    // Another access misses on a page the uTLB already has a miss for: its own fault packet,
+    // which the driver's fetch merges into the uTLB's previous entry for the page.
+    if (utlbs_[u].outstanding < cfg_.gpu.utlb_max_outstanding_faults && buffer_room()) {
+      raise_entry(records_[rid], t);
     } else {
       ++ctx_.stats.utlb_stalls;
     }
   }
   FaultRecord& fr = records_[rid];
   fr.kind = std::max(fr.kind, r.kind);
+  if (fr.waiting != UINT16_MAX) ++fr.waiting;
   std::uint32_t w;
   if (!free_waiters_.empty()) {
     w = free_waiters_.back();
@@ -363,7 +374,8 @@ void Gpu::raise_entry(FaultRecord& fr, Tick t) {
   // so concurrent faults of many SMs reach the buffer interleaved in time (Allen & Ge, SC'21:
   // every SM contributes ~3 entries to a full batch) rather than one uTLB's burst after another.
   ut.reports.push_back(FaultEntry{fr.page_va, ready, fr.utlb, fr.kind});
-  ut.report_records.emplace_back(static_cast<std::uint32_t>(&fr - records_.data()), fr.block);
+  const auto rid = static_cast<std::uint32_t>(&fr - records_.data());
+  ut.report_records.push_back(ReportRef{rid, fr.block, record_gen_[rid]});
   ++queued_reports_;
   if (!ut.report_scheduled) {
     ut.report_scheduled = true;
@@ -422,7 +434,7 @@ void Gpu::on_gmmu_free(Tick now) {
 
 void Gpu::write_report(std::uint32_t u, Tick now) {
   Utlb& ut = utlbs_[u];
-  const auto [rid, block] = ut.report_records[ut.report_head];
+  const ReportRef ref = ut.report_records[ut.report_head];
   FaultEntry e = ut.reports[ut.report_head++];
   --queued_reports_;
   e.valid_at = now;
@@ -432,7 +444,12 @@ void Gpu::write_report(std::uint32_t u, Tick now) {
   // Counted when written: a report a replay drops before the GMMU writes it, or whose walk
   // finds a valid PTE, never reaches the buffer (gpu_faults counts fault-buffer entries,
   // docs/stats.md).
-  if (!recheck_pte_ || !resolve_report(e, rid, block, now)) {
+  if (record_gen_[ref.rid] != ref.gen) {
+    // An earlier report of the same miss (gpu.utlb_fault_per_access) found the page mapped and
+    // its record is gone: this walk finds the PTE too.
+    --ut.outstanding;
+    ++ctx_.stats.faults_resolved_at_walk;
+  } else if (!recheck_pte_ || !resolve_report(e, ref.rid, ref.block, now)) {
     ++ctx_.stats.gpu_faults;
     ++ks_->gpu_faults;
     buffer_.push(e);
@@ -521,6 +538,7 @@ bool Gpu::retry_waiters(FaultRecord& fr, const VaBlock& b, unsigned p, Tick now)
       waiters_[prev].next = next;
     if (fr.tail == w) fr.tail = prev;
     free_waiters_.push_back(w);
+    if (fr.waiting != UINT16_MAX && fr.waiting) --fr.waiting;
     Warp& warp = warps_[wt.warp];
     Tick done;
     issue(wt.warp, wt.rec, now, done);  // mapped: cannot fault
@@ -613,6 +631,12 @@ void Gpu::on_replay(Tick now) {
       if (ut.outstanding >= cfg_.gpu.utlb_max_outstanding_faults || !buffer_room()) break;
       ++ctx_.stats.fault_retries;
       raise_entry(records_[rid], retry_at);
+      // gpu.utlb_fault_per_access: every access still waiting on the miss faults again.
+      for (unsigned k = 1; per_access_ && k < records_[rid].waiting; ++k) {
+        if (ut.outstanding >= cfg_.gpu.utlb_max_outstanding_faults || !buffer_room()) break;
+        ++ctx_.stats.fault_retries;
+        raise_entry(records_[rid], retry_at);
+      }
       if (round_robin_) {
         ut.fifo[i].second = kNil;  // never a record's generation (free_record skips it)
         ut.fifo.emplace_back(rid, gen);

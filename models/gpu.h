@@ -100,6 +100,14 @@ class Gpu final : public ThreadblockSource {
     std::uint16_t utlb = 0;
     AccessKind kind = AccessKind::Read;
     bool live = false;
+    /// Accesses waiting on the miss (saturating): with gpu.utlb_fault_per_access each raises
+    /// its own entry at a replay.
+    std::uint16_t waiting = 0;
+  };
+  /// A queued report's record, its block, and the record's generation when it was raised (a
+  /// record freed by an earlier report's successful walk makes its later reports stale).
+  struct ReportRef {
+    std::uint32_t rid = 0, block = 0, gen = 0;
   };
   struct Utlb {
     /// Records in fault order; entries whose generation no longer matches are dead.
@@ -111,7 +119,7 @@ class Gpu final : public ThreadblockSource {
     std::vector<FaultEntry> reports;
     /// The record each report is for, and its block (so the walk reads the block's mapping
     /// without first missing on the record).
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> report_records;
+    std::vector<ReportRef> report_records;
     std::size_t report_head = 0;
     Tick report_free = 0;  ///< the uTLB may report its next fault from here on
     bool report_scheduled = false;
@@ -165,6 +173,7 @@ class Gpu final : public ThreadblockSource {
   Tick utlb_interval_, write_interval_;
   bool paced_;          ///< fault reports go through the GMMU's pacing
   bool recheck_pte_;    ///< gpu.fault_write_rechecks_pte
+  bool per_access_;     ///< gpu.utlb_fault_per_access
   bool round_robin_;    ///< gpu.utlb_replay_order = round_robin
   Tick gmmu_free_ = 0;  ///< the GMMU may write its next fault entry from here on
   std::size_t queued_reports_ = 0;

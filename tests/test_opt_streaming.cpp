@@ -121,11 +121,12 @@ TEST(OptStreaming, SpillingToDiskChangesNoDecision) {
     return stable(j);
   };
   EXPECT_EQ(strip_sort(mem.stats).dump(), strip_sort(disk.stats).dump());
-  // The exact outcome (titanv, 50 %). The program-order oracle is not a bound here: LRU, reacting
-  // to the simulated order, evicts two chunks less (docs/policies.md, "Oracles").
-  EXPECT_EQ(mem.evictions, 98u);
+  // The exact outcome (titanv, 50 %). Here the program-order oracle evicts less than LRU; it is
+  // not a bound in general (docs/policies.md, "Oracles": small model changes have put LRU
+  // below it on this very trace).
+  EXPECT_EQ(mem.evictions, 99u);
   EXPECT_EQ(pm["uses"], 3037);
-  EXPECT_EQ(run(t, {"--eviction", "lru"}).evictions, 96u);
+  EXPECT_EQ(run(t, {"--eviction", "lru"}).evictions, 103u);
 }
 
 // Peak heap of building OPT's future for `trace` and walking it to the end, above the heap live
@@ -248,11 +249,13 @@ TEST(OptRecorded, TwoPassesEndToEnd) {
   const Outcome two = run(t, {"--eviction", "opt", "--set", "policy.opt.order=" + order}, "75");
   const Outcome prog = run(t, {"--eviction", "opt"}, "75");
   EXPECT_EQ(two.stats["policies"]["eviction"]["order"], "recorded");
-  // The exact outcomes of the three runs: the recorded-order oracle does not bound LFU here
-  // (docs/policies.md, "Oracles"): OPT's own choices change the order the GPU runs in.
-  EXPECT_EQ(lfu.evictions, 241u);
-  EXPECT_EQ(two.evictions, 345u);
-  EXPECT_EQ(prog.evictions, 237u);
+  // The exact outcomes of the three runs. Here both oracles evict less than LFU, but neither
+  // is a bound (docs/policies.md, "Oracles"): OPT's own choices change the order the GPU runs
+  // in, and before the uTLB wrote an entry per missing access the recorded-order run evicted
+  // 345 against LFU's 241 on this trace.
+  EXPECT_EQ(lfu.evictions, 240u);
+  EXPECT_EQ(two.evictions, 229u);
+  EXPECT_EQ(prog.evictions, 203u);
   // The order file records what the first run completed.
   std::uint64_t accesses = 0;
   const auto h = opt::read_order(

@@ -97,10 +97,11 @@ TEST(PolicyBehaviour, CyclicSweepCyclicProtectionBeatsLru) {
 
 // Which constituent survives depends on the first evaluation windows (one capacity's worth of
 // blames each; docs/policies.md, "Where the ObservUVM policies lose"). On the Titan V preset,
-// blackscholes at 64 MB keeps CP and lands within 5 % of it (278 evictions against 270); at
-// 128 MB the first windows retire CP and LRU and it keeps LFU, its worst constituent alone
-// (727 against CP's 482 and LFU's 1,323). Both outcomes are pinned exactly: a model change
-// that moves fault timing can flip them, and such a change must say so.
+// blackscholes at 64 MB keeps LFU and lands on 324 evictions, near its worst constituent alone
+// (LRU 327; CP 268, LFU 305); at 128 MB it keeps CP and evicts less than any constituent alone
+// (399 against CP's 481 and LFU's 692). Both outcomes are pinned exactly: a model change that
+// moves fault timing can flip them (the uTLB's entry per missing access swapped them), and
+// such a change must say so.
 TEST(PolicyBehaviour, TournamentOutcomeDependsOnItsFirstWindows) {
   TempDir d;
   auto active = [](const Outcome& o) {
@@ -115,16 +116,16 @@ TEST(PolicyBehaviour, TournamentOutcomeDependsOnItsFirstWindows) {
   const auto s = run_evictions(small, {"lru", "lfu", "cp", "tournament", "opt"});
   const std::uint64_t best =
       std::min({s.at("lru").evictions, s.at("lfu").evictions, s.at("cp").evictions});
-  EXPECT_LE(s.at("tournament").evictions, best + best / 20) << table(s);  // within 5 %
-  EXPECT_EQ(active(s.at("tournament")), "cp ") << table(s);
-  EXPECT_EQ(s.at("tournament").evictions, 278u) << table(s);
+  EXPECT_GT(s.at("tournament").evictions, best + best / 5) << table(s);  // > 20 % off the best
+  EXPECT_EQ(active(s.at("tournament")), "lfu ") << table(s);
+  EXPECT_EQ(s.at("tournament").evictions, 324u) << table(s);
   expect_opt_never_worse(s);
   const auto l = run_evictions(large, {"lfu", "cp", "tournament"});
-  EXPECT_EQ(active(l.at("tournament")), "lfu ") << table(l);
-  EXPECT_EQ(l.at("tournament").evictions, 727u) << table(l);
-  // Even on its worst constituent it does better than that one alone: the windows before the
-  // others retired evicted by all three.
-  EXPECT_LT(l.at("tournament").evictions, l.at("lfu").evictions) << table(l);
+  EXPECT_EQ(active(l.at("tournament")), "cp ") << table(l);
+  EXPECT_EQ(l.at("tournament").evictions, 399u) << table(l);
+  // It does better than the constituent it keeps alone: the windows before the others retired
+  // evicted by all three.
+  EXPECT_LT(l.at("tournament").evictions, l.at("cp").evictions) << table(l);
 }
 
 TEST(PolicyBehaviour, FeedbackDrivenPrefetchingAndTmPlusPlus) {
