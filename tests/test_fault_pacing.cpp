@@ -11,6 +11,18 @@
 namespace uvmsim::test {
 namespace {
 
+// Runs `trace` on the titanv preset without prefetching, with the knob settings `sets`.
+nlohmann::json run_titanv(const std::string& trace, const std::vector<std::string>& sets = {}) {
+  SimConfig cfg = SimConfig::from_preset("titanv");
+  cfg.set_from_string("engine.prefetch=none");
+  for (const auto& s : sets) cfg.set_from_string(s);
+  RunOptions o;
+  o.trace = trace;
+  Simulator sim(cfg, o);
+  sim.run();
+  return sim.to_json();
+}
+
 TEST(RunningStat, MeanStdMinMaxOfASeries) {
   RunningStat s;
   for (double x : {2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0}) s.add(x);
@@ -50,14 +62,7 @@ TEST(BatchStats, OneWarpWalkGivesOneFaultPerBatch) {
 // every replay, so most of its raw entries merge into the uTLB's previous one.
 TEST(BatchStats, CountTheEntriesLeftAfterCoalescingAsTheDriverLogsThem) {
   TempDir d;
-  const auto t = gen(d, "sgemm", "3M");
-  SimConfig cfg = SimConfig::from_preset("titanv");
-  cfg.set_from_string("engine.prefetch=none");
-  RunOptions o;
-  o.trace = t;
-  Simulator sim(cfg, o);
-  sim.run();
-  const auto j = sim.to_json();
+  const auto j = run_titanv(gen(d, "sgemm", "3M"));
   const auto& b = j["batch_stats"];
   EXPECT_EQ(num(j["faults"]["fetched"]), 9487u);
   EXPECT_EQ(num(j["faults"]["coalesced"]), 8626u);
@@ -232,16 +237,7 @@ TEST(FaultPacing, TitanVGmmuKeepsStreamBatchesSmallAndPageTouchBatchesFull) {
   TempDir d;
   const auto stream = gen(d, "stream", "24M", {"iters=1", "elem=8", "init=all"});
   const auto regular = gen(d, "regular", "64M", {"init=cpu"});
-  auto run = [](const std::string& trace, const std::vector<std::string>& sets) {
-    SimConfig cfg = SimConfig::from_preset("titanv");
-    cfg.set_from_string("engine.prefetch=none");
-    for (const auto& s : sets) cfg.set_from_string(s);
-    RunOptions o;
-    o.trace = trace;
-    Simulator sim(cfg, o);
-    sim.run();
-    return sim.to_json();
-  };
+  const auto run = run_titanv;
   auto per_sm = [](const nlohmann::json& j) {
     return j["batch_stats"]["faults_per_sm_per_batch"]["mean"].get<double>();
   };
@@ -265,14 +261,7 @@ TEST(FaultPacing, EveryMissingAccessWritesAnEntryTheFetchCoalesces) {
   TempDir d;
   const auto stream = gen(d, "stream", "24M", {"iters=1"});
   auto run = [&](const char* per_access) {
-    SimConfig cfg = SimConfig::from_preset("titanv");
-    cfg.set_from_string("engine.prefetch=none");
-    cfg.set_from_string(std::string("gpu.utlb_fault_per_access=") + per_access);
-    RunOptions o;
-    o.trace = stream;
-    Simulator sim(cfg, o);
-    sim.run();
-    return sim.to_json();
+    return run_titanv(stream, {std::string("gpu.utlb_fault_per_access=") + per_access});
   };
   const auto each = run("true"), once = run("false");
   EXPECT_EQ(num(each["faults"]["fetched"]), 11917u);
@@ -291,14 +280,7 @@ TEST(FaultPacing, WalkWhenServedDropsReportsOfPagesMappedMeanwhile) {
   TempDir d;
   const auto stream = gen(d, "stream", "24M", {"iters=1"});
   auto run = [&](const char* recheck) {
-    SimConfig cfg = SimConfig::from_preset("titanv");
-    cfg.set_from_string("engine.prefetch=none");
-    cfg.set_from_string(std::string("gpu.fault_write_rechecks_pte=") + recheck);
-    RunOptions o;
-    o.trace = stream;
-    Simulator sim(cfg, o);
-    sim.run();
-    return sim.to_json();
+    return run_titanv(stream, {std::string("gpu.fault_write_rechecks_pte=") + recheck});
   };
   const auto walk = run("true"), old = run("false");
   EXPECT_EQ(num(old["faults"]["resolved_at_walk"]), 0u);
