@@ -622,6 +622,7 @@ void Gpu::on_replay(Tick now) {
     // Which order the hardware uses is not documented; docs/driver-model.md ("Which misses a
     // uTLB raises after a replay") measures what each gives.
     const std::size_t end = ut.fifo.size();
+    std::uint32_t raised = 0;  // misses (records) raised again, whatever their entry count
     for (; i < end; ++i) {
       // raise_entry reads the record, and records lie in allocation order, not FIFO order: a
       // miss each (~80 % of raise_entry's samples on `random` 4 GB). Ask for one 16 ahead.
@@ -630,6 +631,7 @@ void Gpu::on_replay(Tick now) {
       if (record_gen_[rid] != gen) continue;
       if (ut.outstanding >= cfg_.gpu.utlb_max_outstanding_faults || !buffer_room()) break;
       ++ctx_.stats.fault_retries;
+      ++raised;
       raise_entry(records_[rid], retry_at);
       // gpu.utlb_fault_per_access: every access still waiting on the miss faults again.
       for (unsigned k = 1; per_access_ && k < records_[rid].waiting; ++k) {
@@ -642,7 +644,9 @@ void Gpu::on_replay(Tick now) {
         ut.fifo.emplace_back(rid, gen);
       }
     }
-    ctx_.stats.utlb_stalls += ut.live - ut.outstanding;
+    // Misses held back: with an entry per waiting access, `outstanding` counts entries, which
+    // may exceed the misses, so count the misses raised.
+    ctx_.stats.utlb_stalls += ut.live - raised;
     // Drop dead entries once they dominate, so the walk above stays short.
     if (ut.fifo.size() - ut.fifo_head > 2 * std::size_t{ut.live} + 64) {
       std::size_t k = 0;
