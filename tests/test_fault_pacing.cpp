@@ -75,6 +75,28 @@ TEST(BatchStats, CountTheEntriesLeftAfterCoalescingAsTheDriverLogsThem) {
   EXPECT_NEAR(b["faults_per_sm_per_batch"]["mean"].get<double>() * batches * 80, logged, 1e-6);
 }
 
+// Allen & Ge's batch driver counts every fetched instance but one per page as a duplicate
+// (num_duplicate_faults), and the sgemm-duplicate-fraction row reads that as (coalesced +
+// duplicate) / fetched: so every fetched entry must be merged at the fetch, a duplicate after
+// the sort, or the one entry of a distinct page, which is either serviced or already resident.
+TEST(BatchStats, EveryFetchedEntryIsMergedDuplicateOrOneDistinctPage) {
+  TempDir d;
+  // Shared pages (sgemm, stream) give merges and duplicates; a page per thread (regular) gives
+  // none, only pages fetched again after they became resident.
+  const std::pair<std::string, bool> cases[] = {{gen(d, "sgemm", "3M"), true},
+                                                {gen(d, "stream", "24M", {"iters=1"}), true},
+                                                {gen(d, "regular", "16M", {"init=cpu"}), false}};
+  for (const auto& [trace, shared] : cases) {
+    SCOPED_TRACE(trace);
+    const auto j = run_titanv(trace);
+    const auto& f = j["faults"];
+    EXPECT_EQ(num(f["fetched"]) - num(f["coalesced"]) - num(f["duplicate"]),
+              num(f["serviced"]) + num(f["already_resident"]));
+    EXPECT_EQ(num(f["coalesced"]) + num(f["duplicate"]) > 0, shared);
+    EXPECT_GT(num(f["already_resident"]), 0u);
+  }
+}
+
 // The page-touch kernel: every thread touches its own page, so a warp instruction misses on 32
 // pages at once. Without pacing the uTLB of the first SM raises its whole burst in one tick and
 // the batch fills from a few SMs; with a per-uTLB reporting interval the GMMU interleaves them.
