@@ -78,6 +78,18 @@ struct Program {
   void finish() { w->finish(); }
 };
 
+/// Simulates `trace` on GPU preset `preset` with the knob settings `sets` applied.
+inline nlohmann::json run_preset(const std::string& preset, const std::string& trace,
+                                 const std::vector<std::string>& sets = {}) {
+  SimConfig cfg = SimConfig::from_preset(preset);
+  for (const auto& s : sets) cfg.set_from_string(s);
+  RunOptions o;
+  o.trace = trace;
+  Simulator sim(cfg, o);
+  sim.run();
+  return sim.to_json();
+}
+
 /// Simulates `trace` on the gtx1080ti preset with `sets` applied; `hbm` sizes usable memory.
 inline nlohmann::json run_sim(const std::string& trace, const std::vector<std::string>& sets,
                               std::optional<std::uint64_t> hbm = std::nullopt,

@@ -12,15 +12,9 @@ namespace uvmsim::test {
 namespace {
 
 // Runs `trace` on the titanv preset without prefetching, with the knob settings `sets`.
-nlohmann::json run_titanv(const std::string& trace, const std::vector<std::string>& sets = {}) {
-  SimConfig cfg = SimConfig::from_preset("titanv");
-  cfg.set_from_string("engine.prefetch=none");
-  for (const auto& s : sets) cfg.set_from_string(s);
-  RunOptions o;
-  o.trace = trace;
-  Simulator sim(cfg, o);
-  sim.run();
-  return sim.to_json();
+nlohmann::json run_titanv(const std::string& trace, std::vector<std::string> sets = {}) {
+  sets.insert(sets.begin(), "engine.prefetch=none");
+  return run_preset("titanv", trace, sets);
 }
 
 TEST(RunningStat, MeanStdMinMaxOfASeries) {

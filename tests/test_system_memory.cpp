@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/config.h"
+#include "placement_test_util.h"
 #include "sim/simulator.h"
 #include "test_util.h"
 #include "traces/trace.h"
@@ -72,13 +73,7 @@ trace::AccessRecord read_at(Addr va, std::uint32_t bytes = 4, std::uint32_t gap 
 }
 
 nlohmann::json run(const std::string& trace, const std::vector<std::string>& sets = {}) {
-  SimConfig c = SimConfig::from_preset("gh200");
-  for (const auto& s : sets) c.set_from_string(s);
-  RunOptions o;
-  o.trace = trace;
-  Simulator sim(c, o);
-  sim.run();
-  return sim.to_json();
+  return run_preset("gh200", trace, sets);
 }
 
 /// One warp touches every 4 KB page of the allocation once, in order.
