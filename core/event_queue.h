@@ -52,7 +52,15 @@ class EventQueue {
   EventQueue() : buckets_(kBuckets), nonempty_(kBuckets / 64, 0) { current_.reserve(1024); }
 
   void schedule(Tick t, EventType type, std::uint32_t arg = 0) {
-    const Event e{t, seq_++, type, arg};
+    schedule_reserved(t, seq_++, type, arg);
+  }
+  /// Takes the sequence number the next schedule() would use, for an event that may never be
+  /// scheduled: its owner can fire it as if it had been (same place among equal timestamps), and
+  /// every later event's number is the same either way.
+  std::uint64_t reserve_seq() { return seq_++; }
+  /// Schedules an event with a number from reserve_seq(); it fires in (t, seq) order.
+  void schedule_reserved(Tick t, std::uint64_t seq, EventType type, std::uint32_t arg) {
+    const Event e{t, seq, type, arg};
     ++size_;
     const std::uint64_t idx = t >> kBucketBits;
     if (idx <= cur_index_) {
@@ -86,11 +94,14 @@ class EventQueue {
     settle();
     --size_;
     now_ = current_[head_].time;
+    now_seq_ = current_[head_].seq;
     return current_[head_++];
   }
   /// Time of the latest event popped: no event, and no request made while handling one, is
   /// earlier (events are scheduled at or after the time they are scheduled from).
   Tick now() const { return now_; }
+  /// Sequence number of the latest event popped: with now(), its place in the firing order.
+  std::uint64_t now_seq() const { return now_seq_; }
   /// Bytes of event storage the queue holds (capacity, not just events in flight): what the
   /// bounded-memory test watches.
   std::size_t reserved_bytes() const {
@@ -221,6 +232,7 @@ class EventQueue {
   std::size_t size_ = 0;
   std::uint64_t seq_ = 0;
   Tick now_ = 0;
+  std::uint64_t now_seq_ = 0;
 };
 
 }  // namespace uvmsim

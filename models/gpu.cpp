@@ -398,14 +398,19 @@ bool Gpu::report_due(std::uint32_t u, Tick now) {
   return true;
 }
 
+void Gpu::wait_for_gmmu(std::uint32_t u) {
+  if (!gmmu_waiting_[u]) {
+    gmmu_waiting_[u] = 1;
+    gmmu_ring_[(gmmu_head_ + gmmu_count_++) % gmmu_ring_.size()] = u;
+  }
+}
+
 void Gpu::on_fault_report(std::uint32_t u, Tick now) {
+  settle_join(now, ctx_.queue.now_seq());
   if (!report_due(u, now)) return;
   if (gmmu_free_ > now) {
     // The GMMU is writing another uTLB's entry: wait in line (report_scheduled stays set).
-    if (!gmmu_waiting_[u]) {
-      gmmu_waiting_[u] = 1;
-      gmmu_ring_[(gmmu_head_ + gmmu_count_++) % gmmu_ring_.size()] = u;
-    }
+    wait_for_gmmu(u);
     if (!gmmu_event_) {
       gmmu_event_ = true;
       ctx_.queue.schedule(gmmu_free_, EventType::GmmuFree, 0);
@@ -416,6 +421,7 @@ void Gpu::on_fault_report(std::uint32_t u, Tick now) {
 }
 
 void Gpu::on_gmmu_free(Tick now) {
+  settle_join(now, ctx_.queue.now_seq());
   gmmu_event_ = false;
   while (gmmu_count_ > 0) {
     const std::uint32_t u = gmmu_ring_[gmmu_head_];
@@ -423,7 +429,7 @@ void Gpu::on_gmmu_free(Tick now) {
     --gmmu_count_;
     gmmu_waiting_[u] = 0;
     if (!report_due(u, now)) continue;
-    write_report(u, now);
+    write_report(u, now, gmmu_count_ > 0);
     break;
   }
   if (gmmu_count_ > 0) {
@@ -432,7 +438,7 @@ void Gpu::on_gmmu_free(Tick now) {
   }
 }
 
-void Gpu::write_report(std::uint32_t u, Tick now) {
+void Gpu::write_report(std::uint32_t u, Tick now, bool defer) {
   Utlb& ut = utlbs_[u];
   const ReportRef ref = ut.report_records[ut.report_head];
   FaultEntry e = ut.reports[ut.report_head++];
@@ -471,8 +477,13 @@ void Gpu::write_report(std::uint32_t u, Tick now) {
   const std::size_t word = VaSpace::page_index(ut.reports[ut.report_head].page_va) / 64 * 8;
   __builtin_prefetch(reinterpret_cast<const char*>(&nb.gpu_resident) + word);
   __builtin_prefetch(reinterpret_cast<const char*>(&nb.remote_mapped) + word);  // Gpu::mapped
-  ctx_.queue.schedule(std::max(ut.reports[ut.report_head].valid_at, ut.report_free),
-                      EventType::FaultReport, u);
+  const Tick due = std::max(ut.reports[ut.report_head].valid_at, ut.report_free);
+  if (defer && due < gmmu_free_) {
+    // Its event would find the GMMU busy and only join the ring (join_).
+    join_ = DeferredJoin{due, ctx_.queue.reserve_seq(), u, true};
+    return;
+  }
+  ctx_.queue.schedule(due, EventType::FaultReport, u);
 }
 
 void Gpu::free_record(std::uint32_t rid) {
@@ -586,6 +597,17 @@ bool Gpu::resolve_report(const FaultEntry& e, std::uint32_t rid, std::uint32_t b
 }
 
 void Gpu::on_replay(Tick now) {
+  // A deferred join: joined before the replay if its event came first, else it becomes that
+  // event, which then sees what the replay leaves of the uTLB's reports (report_due).
+  if (join_.active) {
+    const std::uint64_t seq = ctx_.queue.now_seq();
+    if (join_.time < now || (join_.time == now && join_.seq < seq)) {
+      settle_join(now, seq);
+    } else {
+      join_.active = false;
+      ctx_.queue.schedule_reserved(join_.time, join_.seq, EventType::FaultReport, join_.utlb);
+    }
+  }
   // 1. Every waiting access retries. Only pages whose block mapping changed since the last look
   //    can now succeed, so only those blocks are examined.
   std::size_t keep = 0;

@@ -190,11 +190,33 @@ class Gpu final : public ThreadblockSource {
   std::size_t gmmu_head_ = 0, gmmu_count_ = 0;
   std::vector<std::uint8_t> gmmu_waiting_;
   bool gmmu_event_ = false;  ///< a GmmuFree event is scheduled
+  /// The uTLB just written whose next report falls due while the GMMU is still busy and a
+  /// GmmuFree event is pending: its FaultReport event would only join the ring, so it is not
+  /// scheduled. It keeps the event's time and reserved sequence number and joins the ring when
+  /// an event after it looks at the ring (settle_join), or becomes the real event if a replay
+  /// comes first. The run is the same event for event, with one event fewer per entry written
+  /// by a busy GMMU (README, "The fidelity work against this table").
+  struct DeferredJoin {
+    Tick time = 0;
+    std::uint64_t seq = 0;
+    std::uint32_t utlb = 0;
+    bool active = false;
+  } join_;
+  /// Joins the deferred uTLB to the ring if its event would have fired before (now, seq).
+  void settle_join(Tick now, std::uint64_t seq) {
+    if (join_.active && (join_.time < now || (join_.time == now && join_.seq < seq))) {
+      join_.active = false;
+      wait_for_gmmu(join_.utlb);
+    }
+  }
+  /// uTLB `u` waits in line for the busy GMMU.
+  void wait_for_gmmu(std::uint32_t u);
   /// True if uTLB `u`'s oldest report can be written at `now`; otherwise clears its schedule
   /// (nothing left: a replay dropped it) or reschedules it for when it is due.
   bool report_due(std::uint32_t u, Tick now);
   /// Writes uTLB `u`'s due report into the buffer at `now` and schedules its next one.
-  void write_report(std::uint32_t u, Tick now);
+  /// `defer`: called from on_gmmu_free with uTLBs still waiting (a GmmuFree event follows).
+  void write_report(std::uint32_t u, Tick now, bool defer = false);
 
   std::vector<Tlb> l1_;
   Tlb l2_;

@@ -92,6 +92,29 @@ TEST(EventQueue, TimeThenInsertionOrder) {
   EXPECT_EQ(order, (std::vector<std::uint32_t>{2, 4, 1, 3}));
 }
 
+TEST(EventQueue, AReservedNumberFiresWhereItsScheduleWouldHave) {
+  // Gpu's deferred GMMU join reserves the number of an event it may never schedule; scheduled
+  // later (even from a later time), the event keeps its place among equal timestamps, and the
+  // numbers of all other events are what they would have been.
+  EventQueue q;
+  q.schedule(10, EventType::WarpWake, 1);
+  const std::uint64_t reserved = q.reserve_seq();
+  q.schedule(50, EventType::WarpWake, 2);
+  q.schedule(50, EventType::WarpWake, 3);
+  EXPECT_EQ(q.pop().arg, 1u);
+  EXPECT_EQ(q.now_seq(), 0u);
+  q.schedule_reserved(50, reserved, EventType::FaultReport, 4);  // before 2 and 3 at t = 50
+  q.schedule(50, EventType::WarpWake, 5);
+  std::vector<std::uint32_t> order;
+  std::vector<std::uint64_t> seqs;
+  while (!q.empty()) {
+    order.push_back(q.pop().arg);
+    seqs.push_back(q.now_seq());
+  }
+  EXPECT_EQ(order, (std::vector<std::uint32_t>{4, 2, 3, 5}));
+  EXPECT_EQ(seqs, (std::vector<std::uint64_t>{1, 2, 3, 4}));
+}
+
 TEST(EventQueue, AheadShowsTheEventsPopReturnsNextWithinTheDrainedBucket) {
   EventQueue q;
   for (std::uint32_t i = 0; i < 6; ++i) q.schedule(100 + i, EventType::WarpWake, i);
