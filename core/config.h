@@ -247,6 +247,9 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(placement, std::string, "driver", text, "placement policy (--placement)")                     \
   X(max_sim_time_s, double, 0, number, 0, kMaxSimTimeS,                                           \
     "stop after this much simulated time (0 = at most the clock's horizon of 1e6 s)")             \
+  X(livelock_batches, std::uint64_t, 10000, integer, 0, UINT64_MAX,                               \
+    "stop with an error after this many fault batches in a row with no warp access completed "    \
+    "(a livelock: each batch evicts what the last one brought before its warps retry; 0 = off)")  \
   X(hints, std::string, "", text,                                                                 \
     "static hints file (--hints; docs/hints.md); empty = the trace's own hints")
 
@@ -311,7 +314,5 @@ const std::vector<std::string>& provenance_kinds();
 const std::vector<Knob>& config_knobs();
 /// The engine knob named `name`, or nullptr.
 const Knob* find_config_knob(const std::string& name);
-
-const char* to_string(ReplayPolicy p);
 
 }  // namespace uvmsim

@@ -599,14 +599,10 @@ bool Gpu::resolve_report(const FaultEntry& e, std::uint32_t rid, std::uint32_t b
 void Gpu::on_replay(Tick now) {
   // A deferred join: joined before the replay if its event came first, else it becomes that
   // event, which then sees what the replay leaves of the uTLB's reports (report_due).
+  settle_join(now, ctx_.queue.now_seq());
   if (join_.active) {
-    const std::uint64_t seq = ctx_.queue.now_seq();
-    if (join_.time < now || (join_.time == now && join_.seq < seq)) {
-      settle_join(now, seq);
-    } else {
-      join_.active = false;
-      ctx_.queue.schedule_reserved(join_.time, join_.seq, EventType::FaultReport, join_.utlb);
-    }
+    join_.active = false;
+    ctx_.queue.schedule_reserved(join_.time, join_.seq, EventType::FaultReport, join_.utlb);
   }
   // 1. Every waiting access retries. Only pages whose block mapping changed since the last look
   //    can now succeed, so only those blocks are examined.

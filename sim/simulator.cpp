@@ -3,7 +3,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -211,6 +213,7 @@ Tick Simulator::drain(EventQueue& queue, UvmDriver& driver, Gpu& gpu, Tick limit
         break;
       case EventType::BatchEnd:
         driver.on_batch_end(e.arg, e.time);
+        check_progress(e.time);
         break;
       case EventType::Replay:
         gpu.on_replay(e.time);
@@ -224,6 +227,37 @@ Tick Simulator::drain(EventQueue& queue, UvmDriver& driver, Gpu& gpu, Tick limit
     }
   }
   return last_event;
+}
+
+/// Simulated time in seconds, four significant digits, for messages.
+static std::string sim_seconds(Tick t) {
+  std::ostringstream os;
+  os << std::setprecision(4) << static_cast<double>(t) / kPsPerNs / 1e9 << " s";
+  return os.str();
+}
+
+void Simulator::check_progress(Tick now) {
+  if (stats_.accesses != progress_accesses_) {
+    progress_accesses_ = stats_.accesses;
+    progress_batches_ = stats_.fault_batches;
+    progress_time_ = now;
+    return;
+  }
+  const std::uint64_t limit = cfg_.engine.livelock_batches;
+  const std::uint64_t stuck = stats_.fault_batches - progress_batches_;
+  if (limit == 0 || stuck < limit) return;
+  // A run that only services faults and never completes an access would go on to the clock's
+  // horizon (1e6 s) while its copy backlog grows. It happens when each batch evicts the pages
+  // the previous one brought in before the replay lets their warps retry: e.g. replay policies
+  // that do not wait for the replay (driver.replay_policy=batch|block) under heavy thrash.
+  throw UserError(opts_.trace.string(), "engine.livelock_batches",
+                  "livelock: " + std::to_string(stuck) +
+                      " fault batches in a row completed no warp access (" +
+                      (stats_.accesses == 0 ? std::string("none yet")
+                                            : "none since " + sim_seconds(progress_time_)) +
+                      "; " + std::to_string(stats_.accesses) + " accesses completed, " +
+                      std::to_string(stats_.evictions) + " evictions, simulated time " +
+                      sim_seconds(now) + "); set engine.livelock_batches=0 to run on regardless");
 }
 
 void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, UvmDriver& driver,

@@ -64,6 +64,13 @@ class Simulator {
   void replay_host_events(trace::TraceReader& reader, SimContext& ctx, UvmDriver& driver, Gpu& gpu);
   /// Runs events up to `limit` (then marks the run truncated); returns the last event's time.
   Tick drain(EventQueue& queue, UvmDriver& driver, Gpu& gpu, Tick limit, Tick& last_event);
+  /// After each fault batch: throws UserError once engine.livelock_batches batches in a row
+  /// have completed no warp access.
+  void check_progress(Tick now);
+
+  /// Forward progress: the completed accesses and the fault batch count when they last grew.
+  std::uint64_t progress_accesses_ = 0, progress_batches_ = 0;
+  Tick progress_time_ = 0;
 
   SimConfig cfg_;
   RunOptions opts_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/config.h"
 #include "core/error.h"
@@ -99,6 +100,42 @@ TEST(RunErrors, InvalidValues) {
   expect_one_line_error(cli({"run", "--gpu", "gtx9999", "--trace", t}), "gtx9999");
   expect_one_line_error(cli({"run", "--gpu", "gtx1080ti"}), "--trace");
   expect_one_line_error(run_on(t, {"--bogus-flag"}), "bogus");
+}
+
+TEST(RunErrors, LivelockStopsWithOneLineError) {
+  // Random page touch over four 2 MB blocks with room for two: under the BATCH replay policy
+  // the driver fetches the next batch before the last one's replay, and every batch evicts
+  // what the previous one brought in before its warps retry, so no access ever completes.
+  // Without the watchdog this ran to the clock's horizon (1e6 s) with a growing copy backlog.
+  TempDir d;
+  const auto t = d.file("r8.uvt");
+  cli_ok({"gen", "random", "--footprint", "8M", "-o", t});
+  const std::vector<std::string> base = {
+      "run", "--gpu",     "titanv", "--trace", t,
+      "-q",  "--oversub", "50",     "--set",   "driver.replay_policy=batch"};
+  auto args = base;
+  args.insert(args.end(), {"--set", "engine.livelock_batches=300"});
+  auto r = cli(args);
+  expect_one_line_error(r, t + ": engine.livelock_batches: livelock: 300 fault batches in a row "
+                               "completed no warp access (none yet; 0 accesses "
+                               "completed");
+  EXPECT_EQ(r.code, 1);
+  // Switched off, the run goes on until something else stops it (here the time limit).
+  args = base;
+  args.insert(args.end(), {"--set", "engine.livelock_batches=0", "--set",
+                           "engine.max_sim_time_s=0.5", "--stats-out", d.file("s.json")});
+  r = cli(args);
+  EXPECT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(read_all(d.file("s.json")));
+  EXPECT_TRUE(j["truncated"].get<bool>());
+  EXPECT_EQ(j["accesses"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(j["fault_batches"].get<std::uint64_t>(), 300u);
+  // The driver's default policy waits for each replay and completes every access.
+  r = cli({"run", "--gpu", "titanv", "--trace", t, "-q", "--oversub", "50", "--stats-out",
+           d.file("f.json")});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(read_all(d.file("f.json")))["accesses"].get<std::uint64_t>(),
+            2048u);
 }
 
 TEST(RunErrors, BadPresetFileNamesFileAndKey) {
