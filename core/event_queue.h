@@ -3,7 +3,7 @@
 //
 // Implementation: a calendar queue. Nearly every event of a GPU simulation lands within a few
 // microseconds of "now" (warp wake-ups after memory latency or compute), so events are bucketed
-// by time into a ring of ~1 ns buckets; a bitmap finds the next non-empty bucket, the bucket
+// by time into a ring of ~4 ns buckets; a bitmap finds the next non-empty bucket, the bucket
 // being drained is sorted once, and events beyond the ring's horizon wait in an overflow heap.
 // Push and pop are O(1) amortised instead of O(log n) over thousands of warps.
 //
@@ -43,7 +43,7 @@ struct Event {
 
 class EventQueue {
  public:
-  static constexpr unsigned kBucketBits = 12;         ///< 1.024 ns buckets
+  static constexpr unsigned kBucketBits = 12;         ///< 4.096 ns buckets (2^12 ps)
   static constexpr std::uint64_t kBuckets = 1 << 14;  ///< 67 us horizon
   /// Events per pool segment: most ring buckets hold a few events (one warp's wake-up, a fault
   /// report), so a small segment wastes little; a burst chains several.
@@ -85,7 +85,7 @@ class EventQueue {
     return current_[head_].time;
   }
   /// The event `k` places after the next one to pop, if it is already in the drained bucket
-  /// (events of the same ~1 ns), else null. For prefetching only: the queue's order is what pop
+  /// (events of the same ~4 ns), else null. For prefetching only: the queue's order is what pop
   /// returns.
   const Event* ahead(std::size_t k) const {
     return head_ + k < current_.size() ? &current_[head_ + k] : nullptr;
@@ -213,7 +213,7 @@ class EventQueue {
       }
     }
     // A bucket's events arrive in insertion order, so they are sorted already unless their
-    // times within the ~1 ns differ out of order: a replay's burst of wake-ups (one time) needs
+    // times within the ~4 ns differ out of order: a replay's burst of wake-ups (one time) needs
     // only the check.
     const auto earlier = [](const Event& a, const Event& b) { return Later{}(b, a); };
     if (!std::is_sorted(current_.begin(), current_.end(), earlier)) {
