@@ -2,6 +2,8 @@
 // thrashing detection and access counters.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "core/error.h"
 #include "core/event_queue.h"
 #include "core/stats.h"
@@ -262,6 +264,53 @@ TEST(EventQueue, MatchesAReferenceOrderingUnderRandomLoad) {
   }
   EXPECT_EQ(popped, expected);
   EXPECT_EQ(popped.size(), id);
+}
+
+// One 4.096 ns bucket filled out of order, drained at once: the counting pass on the 64 ps
+// sub-slot plus the insertion sort, the fallback to std::sort when one sub-slot holds many
+// events in reverse, and reserved numbers out of insertion order among equal times.
+TEST(EventQueue, ABucketFilledOutOfOrderDrainsInTimeThenSequenceOrder) {
+  constexpr Tick kBase = Tick{5} << EventQueue::kBucketBits;  // a bucket ahead of "now"
+  struct Case {
+    const char* name;
+    std::uint32_t n;
+    Tick spread;  // event times lie in [kBase, kBase + spread)
+    bool reverse;
+  };
+  for (const Case& c : {Case{"scattered over the bucket", 500, 4096, false},
+                        Case{"a few times, many equal", 300, 4096 / 64 * 3, false},
+                        Case{"one sub-slot, reversed (fallback)", 400, 64, true},
+                        Case{"whole bucket, reversed", 4096, 4096, true}}) {
+    SCOPED_TRACE(c.name);
+    EventQueue q;
+    std::vector<std::tuple<Tick, std::uint64_t, std::uint32_t>> ref;  // (time, seq, arg)
+    std::uint64_t rng = 99;
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> reserved;  // (seq, arg)
+    for (std::uint32_t i = 0; i < c.n; ++i) {
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+      const Tick t = kBase + (c.reverse ? c.spread - 1 - (i % c.spread) : (rng >> 33) % c.spread);
+      if (i % 7 == 3) {
+        // Reserved now, scheduled after all the others: earlier number, later insertion.
+        reserved.push_back({q.reserve_seq(), i});
+        ref.emplace_back(t, reserved.back().first, i);
+        continue;
+      }
+      ref.emplace_back(t, i, i);
+      q.schedule(t, EventType::WarpWake, i);
+    }
+    // Sequence numbers are handed out one per event in order, so event i got number i.
+    for (const auto& [seq, arg] : reserved)
+      q.schedule_reserved(std::get<0>(ref[arg]), seq, EventType::FaultReport, arg);
+    std::sort(ref.begin(), ref.end());
+    std::vector<std::uint32_t> popped, expected;
+    while (!q.empty()) {
+      const Event e = q.pop();
+      popped.push_back(e.arg);
+      EXPECT_EQ(q.now_seq(), e.seq);
+    }
+    for (const auto& r : ref) expected.push_back(std::get<2>(r));
+    EXPECT_EQ(popped, expected);
+  }
 }
 
 }  // namespace
