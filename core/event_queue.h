@@ -13,7 +13,8 @@
 // segments ever in use at once. (Per-bucket vectors, as an earlier version had, either kept each
 // replay burst's capacity in one of the 16 Ki slots, ~8 bytes per access over a long
 // oversubscribed run, or, once they released it, went back to malloc for every burst: ~4 % of a
-// STREAM run.) The bucket being drained is copied into one dedicated buffer and sorted there.
+// STREAM run.) The bucket being drained is copied into one dedicated buffer and sorted there
+// (sort_current()).
 #pragma once
 
 #include <algorithm>
