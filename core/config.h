@@ -115,6 +115,9 @@ inline constexpr double kMaxSimTimeS = 1e6;
     "duplicate % above which the flush re-reads PUT")                                             \
   X(max_batches_per_service, std::uint32_t, 20, integer, 1, 1 << 20,                              \
     "batches per bottom-half run")                                                                \
+  X(gpfifo_entries, std::uint32_t, 1024, integer, 32, 1 << 20,                                    \
+    "uvm_channel_num_gpfifo_entries: GPFIFO entries per channel, 2 channels per copy engine; the " \
+    "driver waits for a free entry before it pushes a copy")                                       \
   X(max_throttle_per_service, std::uint32_t, 5, integer, 1, 1 << 20,                              \
     "throttled batches per bottom-half run")                                                      \
   X(fault_coalesce, bool, true, boolean, "uvm_perf_fault_coalesce")                               \

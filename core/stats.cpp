@@ -92,6 +92,8 @@ nlohmann::json Stats::driver_json() const {
           {"policy_time_ns", policy_time / kPsPerNs},
           {"batch_time_ns", batch_time_total / kPsPerNs},
           {"flush_time_ns", flush_time / kPsPerNs},
+          {"channel_full_waits", channel_full_waits},
+          {"channel_full_wait_ns", channel_full_wait / kPsPerNs},
           {"mean_batch_time_ns", fault_batches ? batch_time_total / kPsPerNs / fault_batches : 0}};
 }
 

@@ -189,6 +189,10 @@ struct Stats {
   std::uint64_t max_batch_size = 0;
   Tick batch_time_total = 0;
   Tick flush_time = 0;  ///< bottom-half time spent discarding flushed fault-buffer entries
+  /// Pushes that found every GPFIFO entry of their copy engine's channels held, and the host
+  /// time the driver spent waiting for one (driver.gpfifo_entries).
+  std::uint64_t channel_full_waits = 0;
+  Tick channel_full_wait = 0;
   BatchStats batch;
   std::uint64_t region_prefetches = 0;  ///< whole regions migrated for setPrefetchRegion
   /// Of those, the regions the tree prefetcher asked for across the 2 MB block

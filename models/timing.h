@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "core/config.h"
 #include "core/types.h"
@@ -41,10 +42,28 @@ class BandwidthServer {
 /// accesses); alone a run takes exactly curve(bytes).
 class CopyEngine {
  public:
-  void configure(const TransferCurve* curve, Tick setup) {
+  /// `pushes_in_flight` bounds the pushes whose copies have not completed (0: no bound); see
+  /// push_slot_free().
+  void configure(const TransferCurve* curve, Tick setup, std::uint32_t pushes_in_flight = 0) {
     curve_ = curve;
     setup_ = setup;
     free_at_ = 0;
+    pushes_.assign(pushes_in_flight, 0);
+    next_push_ = 0;
+  }
+  /// When the driver can begin a new push on this engine. The driver pushes copies through a
+  /// pool of channels with a fixed number of GPFIFO entries each (uvm_channel.c:
+  /// channel_manager_num_channels gives a copy-engine pool 2 channels, each with
+  /// uvm_channel_num_gpfifo_entries entries, one of them a sentinel); a push holds an entry
+  /// until its work completes, and with every entry held the driver thread spins in
+  /// channel_reserve_in_pool until one frees. Pushes complete in order on one engine, so the
+  /// entry frees when the push `pushes_in_flight` before the new one completes.
+  Tick push_slot_free() const { return pushes_.empty() ? 0 : pushes_[next_push_]; }
+  /// Records a push whose last copy completes at `done`.
+  void record_push(Tick done) {
+    if (pushes_.empty()) return;
+    pushes_[next_push_] = done;
+    if (++next_push_ == pushes_.size()) next_push_ = 0;
   }
   /// Queues a copy run no earlier than `t`: the engine pays the push set-up, then the curve's
   /// fixed part, then the bytes move when `link` is free for them (no request reaches the link
@@ -62,6 +81,8 @@ class CopyEngine {
   const TransferCurve* curve_ = nullptr;
   Tick setup_ = 0;
   Tick free_at_ = 0;
+  std::vector<Tick> pushes_;   ///< completion of the last pushes_.size() pushes, a ring
+  std::size_t next_push_ = 0;  ///< the oldest of them, overwritten by the next push
 };
 
 }  // namespace uvmsim

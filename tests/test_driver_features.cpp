@@ -118,6 +118,27 @@ TEST(DriverFeatures, BatchWithoutFlushServicesStaleEntries) {
   EXPECT_LT(u(flush["faults"]["already_resident"]), u(batch["faults"]["already_resident"]));
 }
 
+TEST(DriverFeatures, ThePushesInFlightAreBoundedByTheChannelsGpfifoEntries) {
+  // Under BATCH the bottom half does not wait for a batch's copies, so it would push copies ever
+  // further ahead of the copy engines; with every GPFIFO entry of the engine's two channels
+  // held, it waits for the oldest push to complete (channel_reserve_in_pool).
+  TempDir d;
+  const auto t = d.file("r.uvt");
+  cli_ok({"gen", "regular", "--footprint", "64M", "--param", "init=cpu", "-o", t});
+  const auto bounded = simulate(t, {"driver.replay_policy=batch", "driver.gpfifo_entries=32"});
+  const auto loose = simulate(t, {"driver.replay_policy=batch", "driver.gpfifo_entries=1048576"});
+  EXPECT_GT(u(bounded["driver"]["channel_full_waits"]), 0u);
+  EXPECT_GT(bounded["driver"]["channel_full_wait_ns"].get<double>(), 0.0);
+  EXPECT_EQ(u(loose["driver"]["channel_full_waits"]), 0u);
+  EXPECT_EQ(loose["driver"]["channel_full_wait_ns"].get<double>(), 0.0);
+  // Waiting moves the driver's work later; every access still completes.
+  EXPECT_EQ(u(bounded["accesses"]), u(loose["accesses"]));
+  EXPECT_GT(u(bounded["sim_time_ns"]), u(loose["sim_time_ns"]));
+  // The driver's default (BATCH_FLUSH, 1024 entries) waits for each batch's copies and never
+  // fills the channels.
+  EXPECT_EQ(u(simulate(t, {})["driver"]["channel_full_waits"]), 0u);
+}
+
 TEST(DriverFeatures, BatchFlushReadsTheEntriesItDiscards) {
   // fault_buffer_flush_locked waits for and clears every entry it discards before it pushes the
   // replay: each costs cost.fault_entry_ns of the bottom half's time, and the replay waits for it.

@@ -73,6 +73,34 @@ TEST(HostLink, CopyEnginePaysItsCurveAloneAndItsWirePartShared) {
   EXPECT_EQ(ce.submit(0, 65536, begin, l, 0), remote_end + wire);
 }
 
+TEST(HostLink, APushWaitsForAFreeGpfifoEntry) {
+  // Room for 3 pushes in flight: the 4th may begin once the 1st has completed, the 5th once
+  // the 2nd has; without a bound (0) a push never waits.
+  TransferCurve c;
+  c.points = {{65536, 3412.0}};
+  LinkDirection l;
+  l.configure(24.2);
+  CopyEngine ce;
+  ce.configure(&c, 2000 * kNs, 3);
+  Tick begin = 0;
+  std::vector<Tick> done;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(ce.push_slot_free(), 0u);
+    done.push_back(ce.submit(0, 65536, begin, l, 0));
+    ce.record_push(done.back());
+  }
+  EXPECT_EQ(done, (std::vector<Tick>{5412 * kNs, 10824 * kNs, 16236 * kNs}));
+  EXPECT_EQ(ce.push_slot_free(), 5412 * kNs);
+  ce.record_push(ce.submit(ce.push_slot_free(), 65536, begin, l, 0));
+  EXPECT_EQ(ce.push_slot_free(), 10824 * kNs);
+  CopyEngine unbounded;
+  unbounded.configure(&c, 2000 * kNs);
+  for (int i = 0; i < 5; ++i) {
+    unbounded.record_push(unbounded.submit(0, 65536, begin, l, 0));
+    EXPECT_EQ(unbounded.push_slot_free(), 0u);
+  }
+}
+
 /// R (2 MB, host-resident, read remotely: accessed-by GPU, preferred location CPU) and M (2 MB,
 /// host-resident, migrates on faults). Threadblock 0 reads 4 KB of R 600 times, each read after
 /// the previous one; threadblock 1 faults M in page by page.

@@ -122,8 +122,8 @@ TEST(RunErrors, LivelockStopsWithOneLineError) {
   EXPECT_EQ(r.code, 1);
   // Switched off, the run goes on until something else stops it (here the time limit).
   args = base;
-  args.insert(args.end(), {"--set", "engine.livelock_batches=0", "--set",
-                           "engine.max_sim_time_s=0.5", "--stats-out", d.file("s.json")});
+  args.insert(args.end(), {"--set", "engine.livelock_batches=0", "--set", "engine.max_sim_time_s=1",
+                           "--stats-out", d.file("s.json")});
   r = cli(args);
   EXPECT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(read_all(d.file("s.json")));

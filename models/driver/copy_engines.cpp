@@ -4,17 +4,37 @@
 
 namespace uvmsim {
 
+namespace {
+// uvm_channel.c, channel_manager_num_channels: "In the common case, create two channels per
+// pool." One GPFIFO entry of each channel is a sentinel (channel_get_available_gpfifo_entries).
+constexpr std::uint32_t kChannelsPerPool = 2;
+}  // namespace
+
 CopyEngines::CopyEngines(DriverContext& dc) : dc_(dc) {
-  htod_.configure(&dc.cfg.link.htod_curve, ns_to_ps(dc.cfg.cost.copy_run_ns));
-  dtoh_.configure(&dc.cfg.link.dtoh_curve, ns_to_ps(dc.cfg.cost.copy_run_ns));
+  const std::uint32_t in_flight = kChannelsPerPool * (dc.cfg.driver.gpfifo_entries - 1);
+  htod_.configure(&dc.cfg.link.htod_curve, ns_to_ps(dc.cfg.cost.copy_run_ns), in_flight);
+  dtoh_.configure(&dc.cfg.link.dtoh_curve, ns_to_ps(dc.cfg.cost.copy_run_ns), in_flight);
 }
 
 void CopyEngines::copy_runs(VaBlock& b, const PageMask& pages, bool htod, const char* cause,
                             Tick start, ServiceTimes& st, std::uint64_t& bytes_out) {
   CopyEngine& ce = htod ? htod_ : dtoh_;
+  // The runs go out in one push (the driver pushes a block's copies together; callers pass
+  // one run, so this counts more pushes than the driver makes). With every GPFIFO entry of the
+  // engine's channels held by pushes still copying, the driver thread waits for the oldest to
+  // complete before it can push, and so before any host work after it. Under the default
+  // replay policy a batch waits for its copies anyway; under batch, block and once the driver
+  // would otherwise run ahead of its copies without limit (docs/driver-model.md).
+  if (const Tick free = ce.push_slot_free(); free > st.cpu) {
+    ++dc_.stats().channel_full_waits;
+    dc_.stats().channel_full_wait += free - st.cpu;
+    st.cpu = free;
+    start = std::max(start, free);
+  }
   // The two directions are separate engines, so without this an eviction issued while the
   // victim's own incoming copies are still queued would copy back data not yet there.
   if (!htod) start = std::max(start, b.copies_in_done);
+  Tick last = 0;
   pages.for_each_run([&](unsigned s, unsigned e) {
     const std::uint64_t bytes = std::uint64_t{e - s} * kPageSize;
     Tick begin;
@@ -27,7 +47,9 @@ void CopyEngines::copy_runs(VaBlock& b, const PageMask& pages, bool htod, const 
     if (dc_.log().enabled())
       dc_.log().row(begin, "migration", dc_.log_batch, b.page_va(s), bytes, htod ? "htod" : "dtoh",
                     cause, e - s, done - begin);
+    last = done;
   });
+  if (last) ce.record_push(last);
 }
 
 }  // namespace uvmsim

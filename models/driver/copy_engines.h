@@ -17,7 +17,8 @@ class CopyEngines {
   /// Queues one copy per contiguous run of `pages` of `b`, no earlier than `start`, host to
   /// device if `htod`; st.copy_done becomes the latest completion; adds the bytes to `bytes_out`.
   /// A copy out of the GPU also waits for the block's copies in (b.copies_in_done), which a copy
-  /// in extends.
+  /// in extends. The call is one push: if the engine's channels have no free GPFIFO entry
+  /// (driver.gpfifo_entries), the host (st.cpu) first waits for one.
   void copy_runs(VaBlock& b, const PageMask& pages, bool htod, const char* cause, Tick start,
                  ServiceTimes& st, std::uint64_t& bytes_out);
 
