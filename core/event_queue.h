@@ -119,6 +119,8 @@ class EventQueue {
       return a.time != b.time ? a.time > b.time : a.seq > b.seq;
     }
   };
+  /// The drain order: (time, seq) ascending.
+  static bool earlier(const Event& a, const Event& b) { return Later{}(b, a); }
 
   /// Index of the first non-empty ring bucket after cur_index_, or 0 if the ring is empty.
   std::uint64_t next_bucket() const {
@@ -223,7 +225,6 @@ class EventQueue {
     // A bucket's events arrive in insertion order, so they are sorted already unless their
     // times within the ~4 ns differ out of order: a replay's burst of wake-ups (one time) needs
     // only the check.
-    const auto earlier = [](const Event& a, const Event& b) { return Later{}(b, a); };
     if (!std::is_sorted(current_.begin(), current_.end(), earlier)) sort_current();
   }
 
@@ -243,7 +244,6 @@ class EventQueue {
     scratch_.resize(current_.size());
     for (const Event& e : current_) scratch_[count[(e.time >> kSubBits) & 63]++] = e;
     current_.swap(scratch_);
-    const auto earlier = [](const Event& a, const Event& b) { return Later{}(b, a); };
     const std::size_t n = current_.size();
     std::size_t moves = 0;
     for (std::size_t i = 1; i < n; ++i) {

@@ -32,7 +32,16 @@ enum class AccessKind : std::uint8_t { Prefetch = 0, Read = 1, Write = 2, Atomic
 
 const char* to_string(AccessKind k);
 
-/// Processor identifiers. uvmsim models one GPU and the CPU.
+/// Processor identifiers: the CPU, or GPU `i` (a CUDA device ordinal) as the value `i`.
+/// `Processor::Gpu` is GPU 0, the GPU of a one-GPU run; the simulator models one GPU and rejects
+/// traces that name another (issue 17 adds more), so the models below compare with it.
 enum class Processor : std::int8_t { Cpu = -1, Gpu = 0 };
+
+/// GPUs a trace may name: device ordinals 0 ... kMaxGpus-1 (the trace codes the CPU as 0xFF).
+constexpr unsigned kMaxGpus = 16;
+constexpr Processor gpu_processor(unsigned ordinal) { return static_cast<Processor>(ordinal); }
+constexpr bool is_gpu(Processor p) { return static_cast<int>(p) >= 0; }
+/// The device ordinal of a GPU processor.
+constexpr unsigned gpu_ordinal(Processor p) { return static_cast<unsigned>(static_cast<int>(p)); }
 
 }  // namespace uvmsim

@@ -120,6 +120,9 @@ gen bfs --footprint 128K -o "$seeds/uvt/bfs.uvt"
 gen mvt --footprint 64K -o "$seeds/uvt/mvt.uvt"
 gen gramschmidt --footprint 64K -o "$seeds/uvt/gramschmidt.uvt"
 gen blackscholes --footprint 64K --param iters=2 --chunk-size 512 -o "$seeds/uvt/blackscholes.uvt"
+# format version 3: SetDevice events and a second GPU's ordinal
+"$uvmsim" trace import text tests/data/import/devices.accesses -o "$seeds/uvt/devices.uvt" \
+  --progress none >/dev/null
 cp "$seeds"/uvt/*.uvt "$seeds/uvt_run/"
 for t in "$seeds"/uvt/*.uvt; do
   b=$(basename "$t" .uvt)

@@ -269,6 +269,15 @@ void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, 
   auto drain_all = [&] { drain(ctx.queue, driver, gpu, limit, last_event); };
   trace::HostEvent ev;
   std::int32_t iteration = -1;
+  unsigned device = 0;  // cudaSetDevice's current GPU
+  // The model has one GPU (issue 17 adds more): a trace that runs a kernel on another GPU, or
+  // prefetches or advises for one, would be simulated wrongly, so it is refused.
+  auto one_gpu = [&](Processor p, const char* what) {
+    if (is_gpu(p) && p != Processor::Gpu)
+      throw UserError(
+          where, std::string("host event ") + what,
+          "names GPU " + std::to_string(gpu_ordinal(p)) + ", but uvmsim simulates one GPU (GPU 0)");
+  };
   while (!stats_.truncated && reader.next_host_event(ev)) {
     intervals_.advance(std::max(host, last_event), stats_);
     switch (ev.type) {
@@ -278,6 +287,11 @@ void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, 
                           "launch " + std::to_string(ev.launch_index) + " names kernel " +
                               std::to_string(ev.kernel_id) + " not in the metadata");
         const auto& k = meta.kernels[ev.kernel_id];
+        if (device != 0)
+          throw UserError(where, "host event KernelLaunch",
+                          "launch " + std::to_string(ev.launch_index) + " runs on GPU " +
+                              std::to_string(device) +
+                              " (SetDevice), but uvmsim simulates one GPU (GPU 0)");
         KernelStats ks;
         ks.launch_index = ev.launch_index;
         ks.kernel_id = k.id;
@@ -307,11 +321,16 @@ void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, 
         host = std::max(ks.end, driver.host_ready());
         break;
       }
+      case trace::HostEventType::SetDevice:
+        device = gpu_ordinal(ev.device);
+        break;
       case trace::HostEventType::MemPrefetch:
+        one_gpu(ev.device, "MemPrefetch");
         check_not_freed(ctx.va, ev, where);
         host = driver.user_prefetch(ev.va, ev.size, ev.device, std::max(host, last_event));
         break;
       case trace::HostEventType::MemAdvise:
+        one_gpu(ev.device, "MemAdvise");
         check_not_freed(ctx.va, ev, where);
         driver.advise(ev.va, ev.size, ev.advice, ev.device);
         break;

@@ -133,7 +133,7 @@ TEST_F(CliTrace, InfoText) {
                         "captured on:   (synthetic)", "a                base=0x7f0000000000",
                         "triad grid=(256,1,1) block=(1024,1,1) regs=0 smem=0",
                         "host events:   6 (KernelLaunch 2, MemPrefetch 0, MemAdvise 0, "
-                        "Synchronize 2, CpuAccess 2, MemFree 0)",
+                        "Synchronize 2, CpuAccess 2, MemFree 0, SetDevice 0)",
                         "launch 1: kernel 0 (triad) iteration 1, 256 threadblocks, 24576 records",
                         "threadblocks:  512", "records:       49152", "ratio:"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;

@@ -338,6 +338,43 @@ TEST(Collector, WritesMeasurementAndTraceFromSyntheticBuffers) {
   cli_ok({"run", "--gpu", "gtx1080ti", "--trace", tpath, "--quiet"});
 }
 
+TEST(Collector, ALaunchOnAnotherGpuIsPrecededByASetDevice) {
+  // The sample's kernel ran on device 0; the same kernel again on device 1 after it, and once
+  // more on device 1: one SetDevice before the first launch on GPU 1 (format version 3).
+  TempDir d;
+  const auto mpath = d.file("app.jsonl"), tpath = d.file("app.uvt");
+  {
+    collector::Collector c({mpath, tpath, "./app", {}});
+    for (const auto& call : sample_calls()) c.on_api(call);
+    auto recs = sample_buffer().decode_all();
+    for (const auto& rec : recs) c.on_activity(rec);
+    for (const auto& rec : recs) {
+      if (rec.kind != collector::Decoded::Measurement ||
+          rec.record.type != meas::RecordType::Kernel)
+        continue;
+      for (std::uint64_t i = 1; i <= 2; ++i) {
+        auto again = rec;
+        again.record.device = 1;
+        again.record.correlation = 900 + static_cast<std::uint32_t>(i);  // no launch call
+        again.record.start += i * 1000000;
+        again.record.end += i * 1000000;
+        c.on_activity(again);
+      }
+    }
+    EXPECT_EQ(c.finish().launches, 3u);
+  }
+  trace::TraceReader t(tpath);
+  EXPECT_EQ(t.version(), trace::kDeviceVersion);
+  std::vector<std::string> launches;
+  trace::HostEvent e;
+  while (t.next_host_event(e)) {
+    if (e.type == trace::HostEventType::KernelLaunch) launches.push_back("launch");
+    if (e.type == trace::HostEventType::SetDevice)
+      launches.push_back("gpu" + std::to_string(gpu_ordinal(e.device)));
+  }
+  EXPECT_EQ(launches, (std::vector<std::string>{"launch", "gpu1", "launch", "launch"}));
+}
+
 TEST(Collector, MergesTheSanitizerTracersAccessFilesIntoTheTrace) {
   TempDir d;
   const auto dir = std::filesystem::path(d.file("app.accesses"));

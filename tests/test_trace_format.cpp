@@ -147,6 +147,12 @@ Expected write_sample(const std::string& path, WriterOptions opts) {
   free.type = HostEventType::MemFree;
   free.va = 0x7f0001000000;
   host(free);
+  HostEvent dev;  // a SetDevice and a second GPU make it version 3 (after the MemFree, which a
+  dev.type = HostEventType::SetDevice;  // version-1 reader then still meets first)
+  dev.device = gpu_processor(2);
+  host(dev);
+  pf.device = gpu_processor(15);
+  host(pf);
   w.finish();
   return e;
 }
@@ -716,21 +722,21 @@ TEST_F(CorruptTrace, BadMagic) {
 
 TEST_F(CorruptTrace, WrongVersionSaysFoundAndSupported) {
   auto b = bytes_;
-  b[8] = 3;
+  b[8] = 4;
   EXPECT_EQ(with(b), bad_ +
-                         ": header: unsupported format version 3 (this build of uvmsim "
-                         "supports versions 1 to 2)");
+                         ": header: unsupported format version 4 (this build of uvmsim "
+                         "supports versions 1 to 3)");
   b[8] = 0;
   EXPECT_EQ(with(b), bad_ +
                          ": header: unsupported format version 0 (this build of uvmsim "
-                         "supports versions 1 to 2)");
+                         "supports versions 1 to 3)");
 }
 
 TEST_F(CorruptTrace, MemFreeNeedsVersionTwo) {
   // The sample ends with a MemFree: as a version-1 file (header CRC recomputed) its host chunk
   // holds an event type version 1 does not have.
   auto b = bytes_;
-  ASSERT_EQ(b[8], 2);
+  ASSERT_EQ(b[8], 3);
   b[8] = 1;
   const std::size_t meta_len = b[16] | (b[17] << 8) | (b[18] << 16);
   const std::size_t end = 24 + meta_len;

@@ -471,8 +471,10 @@ TEST(TraceImportText, ErrorsNameFileLineAndField) {
        "in.txt:2: advise.advice: unknown advice 'set-readmostly' (set-preferred-location, "
        "unset-preferred-location, set-accessed-by, unset-accessed-by, set-read-mostly, "
        "unset-read-mostly)"},
-      {h + "prefetch 0x10000 4K gpu0\n",
-       "in.txt:2: prefetch.destination: expected gpu or cpu, got 'gpu0'"},
+      {h + "prefetch 0x10000 4K gpu16\n",
+       "in.txt:2: prefetch.destination: expected gpu, gpu0 ... gpu15 or cpu, got 'gpu16'"},
+      {h + "prefetch 0x10000 4K host\n",
+       "in.txt:2: prefetch.destination: expected gpu, gpu0 ... gpu15 or cpu, got 'host'"},
       {h + "cpu prefetch 0x10000 4K\n",
        "in.txt:2: cpu.kind: unknown kind 'prefetch' (read, write or atomic)"},
       {h + "sync now\n", "in.txt:2: sync: unexpected 'now'"},

@@ -33,12 +33,15 @@
 namespace uvmsim::trace {
 
 /// The newest format version this build reads and writes. A trace is written as the lowest
-/// version that can hold it: version 1 unless it has a MemFree event (version 2).
-constexpr std::uint32_t kFormatVersion = 2;
+/// version that can hold it: version 1 unless it has a MemFree event (version 2) or names a GPU
+/// other than GPU 0 or has a SetDevice event (version 3).
+constexpr std::uint32_t kFormatVersion = 3;
 /// The oldest version this build still reads.
 constexpr std::uint32_t kMinFormatVersion = 1;
 /// The first version with MemFree host events.
 constexpr std::uint32_t kMemFreeVersion = 2;
+/// The first version with SetDevice host events and GPU ordinals other than 0.
+constexpr std::uint32_t kDeviceVersion = 3;
 
 struct Dim3 {
   std::uint32_t x = 1, y = 1, z = 1;
@@ -99,6 +102,9 @@ enum class HostEventType : std::uint8_t {
   Synchronize = 3,  ///< cudaDeviceSynchronize / stream sync
   CpuAccess = 4,    ///< the CPU reads/writes a managed range
   MemFree = 5,      ///< cudaFree of the allocation at `va` (format version 2)
+  /// cudaSetDevice: later kernel launches run on GPU `device` (format version 3). Launches
+  /// before the first one run on GPU 0.
+  SetDevice = 6,
 };
 
 enum class Advice : std::uint8_t {
@@ -123,7 +129,8 @@ struct HostEvent {
   // MemPrefetch / MemAdvise / CpuAccess; MemFree: the allocation's base address
   Addr va = 0;
   std::uint64_t size = 0;
-  Processor device = Processor::Gpu;  ///< prefetch destination / advice target
+  /// MemPrefetch destination / MemAdvise target (the CPU or a GPU); SetDevice: the GPU
+  Processor device = Processor::Gpu;
   Advice advice = Advice::SetPreferredLocation;
   AccessKind kind = AccessKind::Read;  ///< CpuAccess
   bool operator==(const HostEvent&) const = default;

@@ -25,6 +25,8 @@ const char* to_string(HostEventType t) {
       return "CpuAccess";
     case HostEventType::MemFree:
       return "MemFree";
+    case HostEventType::SetDevice:
+      return "SetDevice";
   }
   return "?";
 }
@@ -196,16 +198,25 @@ void encode_host_event(const HostEvent& ev, std::vector<std::uint8_t>& out) {
     case HostEventType::MemFree:
       put_varint(out, ev.va);
       break;
+    case HostEventType::SetDevice:
+      put_u8(out, static_cast<std::uint8_t>(ev.device));
+      break;
   }
 }
 
 namespace {
 
-Processor decode_processor(ByteReader& in) {
+/// A processor byte: 0xFF the CPU, 0 ... kMaxGpus-1 a GPU's device ordinal (other than 0 only
+/// from version 3 on).
+Processor decode_processor(ByteReader& in, std::uint32_t version) {
   const std::uint8_t raw = in.u8();
-  if (raw == 0) return Processor::Gpu;
   if (raw == 0xff) return Processor::Cpu;
-  in.fail("unknown processor id " + std::to_string(raw));
+  if (raw < kMaxGpus && (raw == 0 || version >= kDeviceVersion)) return gpu_processor(raw);
+  in.fail("unknown processor id " + std::to_string(raw) +
+          (raw < kMaxGpus
+               ? " in a version " + std::to_string(version) + " trace (GPU " + std::to_string(raw) +
+                     " needs version " + std::to_string(kDeviceVersion) + ")"
+               : " (0xFF is the CPU, 0 ... " + std::to_string(kMaxGpus - 1) + " a GPU)"));
 }
 
 }  // namespace
@@ -229,11 +240,14 @@ HostEvent decode_host_event(ByteReader& in, std::uint32_t version) {
   HostEvent ev;
   const std::uint8_t type = in.u8();
   constexpr auto kFree = static_cast<std::uint8_t>(HostEventType::MemFree);
-  if (type > kFree || (type == kFree && version < kMemFreeVersion)) {
+  constexpr auto kSetDevice = static_cast<std::uint8_t>(HostEventType::SetDevice);
+  const std::uint32_t needs = type == kFree ? kMemFreeVersion : kDeviceVersion;
+  if (type > kSetDevice || (type >= kFree && version < needs)) {
     in.fail("unknown host event type " + std::to_string(type) +
-            (type == kFree
-                 ? " in a version " + std::to_string(version) + " trace (MemFree needs version " +
-                       std::to_string(kMemFreeVersion) + ")"
+            (type >= kFree && type <= kSetDevice
+                 ? " in a version " + std::to_string(version) + " trace (" +
+                       to_string(static_cast<HostEventType>(type)) + " needs version " +
+                       std::to_string(needs) + ")"
                  : std::string()));
   }
   ev.type = static_cast<HostEventType>(type);
@@ -251,7 +265,7 @@ HostEvent decode_host_event(ByteReader& in, std::uint32_t version) {
     }
     case HostEventType::MemPrefetch:
       decode_range(in, ev);
-      ev.device = decode_processor(in);
+      ev.device = decode_processor(in, version);
       break;
     case HostEventType::MemAdvise: {
       decode_range(in, ev);
@@ -260,7 +274,7 @@ HostEvent decode_host_event(ByteReader& in, std::uint32_t version) {
         in.fail("unknown advice " + std::to_string(advice));
       }
       ev.advice = static_cast<Advice>(advice);
-      ev.device = decode_processor(in);
+      ev.device = decode_processor(in, version);
       break;
     }
     case HostEventType::Synchronize:
@@ -276,6 +290,10 @@ HostEvent decode_host_event(ByteReader& in, std::uint32_t version) {
     }
     case HostEventType::MemFree:
       ev.va = in.varint();
+      break;
+    case HostEventType::SetDevice:
+      ev.device = decode_processor(in, version);
+      if (!is_gpu(ev.device)) in.fail("SetDevice names the CPU (a kernel runs on a GPU)");
       break;
   }
   return ev;

@@ -255,6 +255,11 @@ struct TraceWriter::Impl {
 
   void add_host(const HostEvent& ev) {
     if (ev.type == HostEventType::MemFree) version = std::max(version, kMemFreeVersion);
+    const bool names_device =
+        ev.type == HostEventType::MemPrefetch || ev.type == HostEventType::MemAdvise;
+    if (ev.type == HostEventType::SetDevice ||
+        (names_device && is_gpu(ev.device) && ev.device != Processor::Gpu))
+      version = std::max(version, kDeviceVersion);
     encode_host_event(ev, host_buf);
     ++host_total;
     if (host_buf.size() >= opts.chunk_raw_bytes) flush_host();
@@ -335,11 +340,14 @@ void TraceWriter::host_event(const HostEvent& ev) {
   Impl& w = *impl_;
   if (w.finished) misuse("host_event after finish");
   if (ev.type == HostEventType::KernelLaunch) misuse("use begin_launch for kernel launches");
-  if (static_cast<std::uint8_t>(ev.type) > static_cast<std::uint8_t>(HostEventType::MemFree) ||
+  if (static_cast<std::uint8_t>(ev.type) > static_cast<std::uint8_t>(HostEventType::SetDevice) ||
       static_cast<std::uint8_t>(ev.advice) > static_cast<std::uint8_t>(Advice::UnsetReadMostly) ||
-      !valid_kind(ev.kind) || (ev.device != Processor::Cpu && ev.device != Processor::Gpu)) {
+      !valid_kind(ev.kind) ||
+      (ev.device != Processor::Cpu && (!is_gpu(ev.device) || gpu_ordinal(ev.device) >= kMaxGpus))) {
     misuse("host event with an out-of-range enum value");
   }
+  if (ev.type == HostEventType::SetDevice && !is_gpu(ev.device))
+    misuse("SetDevice to the CPU (kernels run on a GPU)");
   w.require_no_open_launch("host_event");
   w.add_host(ev);
 }
@@ -495,8 +503,8 @@ void TraceWriter::finish() {
   put_bytes(footer, kFooterMagic, sizeof kFooterMagic);
   w.write_raw(footer.data(), footer.size());
   if (w.version != kMinFormatVersion) {
-    // A MemFree needs version 2: rewrite the version and the header's CRC in place, so that
-    // traces without one stay readable by builds that know version 1 only.
+    // A MemFree needs version 2, a second GPU version 3: rewrite the version and the header's
+    // CRC in place, so that traces without them stay readable by builds that know version 1.
     std::vector<std::uint8_t>& h = w.header;
     h.resize(h.size() - 4);
     for (int i = 0; i < 4; ++i) h[8 + i] = static_cast<std::uint8_t>(w.version >> (8 * i));

@@ -93,6 +93,13 @@ def traces(cli, tmp_path_factory):
 KIND = ["prefetch", "read", "write", "atomic"]
 
 
+def device_name(d):
+    """`trace dump`'s name of a device: cpu, gpu (GPU 0) or gpuN."""
+    if d == uvmsim.Processor.Cpu:
+        return "cpu"
+    return "gpu" if d == uvmsim.Processor.Gpu else f"gpu{int(d)}"
+
+
 def dump_text(trace):
     """What `uvmsim trace dump FILE --limit 0` prints, produced from the Python reader."""
     names = {k.id: k.name for k in trace.kernels}
@@ -104,13 +111,15 @@ def dump_text(trace):
             s += (f" launch={ev.launch_index} kernel={ev.kernel_id} ({names[ev.kernel_id]}) "
                   f"iteration={ev.iteration}")
         elif ev.type == T.MemPrefetch:
-            s += f" va={ev.va:#x} size={ev.size} to={ev.device.name.lower()}"
+            s += f" va={ev.va:#x} size={ev.size} to={device_name(ev.device)}"
         elif ev.type == T.MemAdvise:
-            s += f" {ev.advice.name} va={ev.va:#x} size={ev.size} device={ev.device.name.lower()}"
+            s += f" {ev.advice.name} va={ev.va:#x} size={ev.size} device={device_name(ev.device)}"
         elif ev.type == T.CpuAccess:
             s += f" {KIND[ev.kind]} va={ev.va:#x} size={ev.size}"
         elif ev.type == T.MemFree:
             s += f" va={ev.va:#x}"
+        elif ev.type == T.SetDevice:
+            s += f" gpu={int(ev.device)}"
         lines.append(f"[{i}] {s}")
     for l in trace.launches:
         lines.append(f"# launch {l.launch_index}: kernel {l.kernel_id} ({names[l.kernel_id]}), "

@@ -239,7 +239,14 @@ LAUNCH = [0, 0, 0, 1]
     # The file under test is version 1: a MemFree (type 5) needs version 2.
     (host([5, 0], LAUNCH, [3]),
      "chunk 1: unknown host event type 5 in a version 1 trace (MemFree needs version 2)"),
-    (host([1, 0, 0, 7], LAUNCH, [3]), "chunk 1: unknown processor id 7"),
+    # ... and a GPU other than 0, or a SetDevice (type 6), version 3.
+    (host([1, 0, 0, 7], LAUNCH, [3]),
+     "chunk 1: unknown processor id 7 in a version 1 trace (GPU 7 needs version 3)"),
+    (host([6, 1], LAUNCH, [3]),
+     "chunk 1: unknown host event type 6 in a version 1 trace (SetDevice needs version 3)"),
+    (host([7], LAUNCH, [3]), "chunk 1: unknown host event type 7"),
+    (host([1, 0, 0, 16], LAUNCH, [3]),
+     "chunk 1: unknown processor id 16 (0xFF is the CPU, 0 ... 15 a GPU)"),
     (host([2, 0, 0, 6, 0], LAUNCH, [3]), "chunk 1: unknown advice 6"),
     (host([4, 0, 0, 4], LAUNCH, [3]), "chunk 1: unknown access kind 4"),
     (host(CPU_WRITE, [0, 0, 1, 1], [3]), "chunk 1: kernel launch numbered 1, expected 0"),
@@ -379,8 +386,8 @@ def test_header_and_footer_faults(cli, tmp_path):
 
     variant("magic", lambda b: b.__setitem__(0, ord("X")), "header: bad magic: not a .uvt trace "
             "file")
-    variant("version", lambda b: b.__setitem__(8, 3), "header: unsupported format version 3 "
-            "(this build of uvmsim supports versions 1 to 2)")
+    variant("version", lambda b: b.__setitem__(8, 4), "header: unsupported format version 4 "
+            "(this build of uvmsim supports versions 1 to 3)")
     variant("flags", lambda b: b.__setitem__(12, 4), "header: unknown flags 0x00000004")
     stored = get_u32(data, header_end - 4)
     variant("hcrc", lambda b: b.__setitem__(30, b[30] ^ 1), None)

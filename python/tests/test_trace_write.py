@@ -123,7 +123,7 @@ def test_a_python_trace_reads_identically_in_cpp_and_python(cli, tmp_path):
     assert info["captured_gpu"] == "NVIDIA Test GPU" and info["extra"] == {"note": "ünïcode"}
     assert info["host_events"] == {"total": 9, "KernelLaunch": 2, "MemPrefetch": 2,
                                    "MemAdvise": 2, "Synchronize": 2, "CpuAccess": 1,
-                                   "MemFree": 0}
+                                   "MemFree": 0, "SetDevice": 0}
     assert info["format_version"] == 1  # nothing needs version 2
     # launch 0: warp 0's read; warp 1's read, two folded writes, atomic, 5 prefetches, U32 reads
     accesses = 1 + 1 + 2 + 1 + 5 + U32
@@ -155,6 +155,42 @@ def test_mem_free_makes_version_two_and_the_simulator_frees(cli, tmp_path):
     assert stats["driver"]["frees"] == 1
     assert stats["driver"]["freed_gpu_pages"] == 512
     assert stats["dtoh_bytes"] == 0
+
+
+def test_set_device_and_gpu_ordinals_make_version_three(cli, tmp_path):
+    meta = uvmsim.Metadata(workload="pydevices",
+                           allocations=[uvmsim.Allocation(0, "a", BASE, 2 << 20)],
+                           kernels=[uvmsim.Kernel(0, "touch", grid=(16, 1, 1), block=(128, 1, 1))])
+    path = tmp_path / "devices.uvt"
+    with uvmsim.TraceWriter(path, meta) as w:
+        w.host_event(HostEvent(HostEventType.SetDevice, device=uvmsim.gpu(2)))
+        w.begin_launch(0)
+        w.write_blocks(page_touch(16, 4, 8))
+        w.host_event(HostEvent(HostEventType.MemPrefetch, va=BASE, size=4096,
+                               device=uvmsim.gpu(15)))
+        w.host_event(HostEvent(HostEventType.MemAdvise, va=BASE, size=4096,
+                               advice=uvmsim.Advice.SetAccessedBy, device=uvmsim.Processor.Cpu))
+        with pytest.raises(ValueError, match="SetDevice to the CPU"):
+            w.host_event(HostEvent(HostEventType.SetDevice, device=uvmsim.Processor.Cpu))
+        with pytest.raises(ValueError, match="out-of-range enum value"):
+            w.host_event(HostEvent(HostEventType.MemPrefetch, va=BASE, size=1, device=16))
+    assert cli("trace", "dump", path, "--host-only").splitlines()[1:] == [
+        "[0] SetDevice gpu=2", "[1] KernelLaunch launch=0 kernel=0 (touch) iteration=-1",
+        "[2] MemPrefetch va=0x7f0000000000 size=4096 to=gpu15",
+        "[3] MemAdvise SetAccessedBy va=0x7f0000000000 size=4096 device=cpu"]
+    with uvmsim.Trace(path) as t:
+        assert t.version == 3
+        assert dump_text(t) == cli("trace", "dump", path, "--limit", "0")
+        info = t.info()
+        assert repr(list(t.host_events())[2]) == \
+            "HostEvent(MemPrefetch, va=0x7f0000000000, size=4096, device=Gpu15)"
+    assert json.loads(cli("trace", "info", path, "--json")) == info
+    assert info["host_events"]["SetDevice"] == 1 and info["launches"][0]["device"] == 2
+    # The simulator models one GPU and says so in one line.
+    code, msg = cli.error("run", "--gpu", "gtx1080ti", "--trace", path, "--quiet")
+    assert code == 1
+    assert msg == (f"{path}: host event KernelLaunch: launch 0 runs on GPU 2 (SetDevice), but "
+                   "uvmsim simulates one GPU (GPU 0)")
 
 
 def test_folding_can_be_switched_off(cli, tmp_path):

@@ -12,7 +12,8 @@ the `uvmsim` binary; the table loaders need pandas (imported when first used).
 """
 
 from .checksum import crc32
-from .codec import FORMAT_VERSION, AccessKind, Advice, HostEvent, HostEventType, Processor
+from .codec import (FORMAT_VERSION, MAX_GPUS, AccessKind, Advice, HostEvent, HostEventType,
+                    Processor, gpu)
 from .errors import SimulationError, TraceError, UvmsimError
 from .metadata import Allocation, Kernel, Metadata
 from .reader import ChunkInfo, LaunchSummary, Trace, open_trace
@@ -23,6 +24,7 @@ from .writer import TraceWriter
 
 __all__ = [
     "FORMAT_VERSION",
+    "MAX_GPUS",
     "RECORD_DTYPE",
     "AccessKind",
     "Advice",
@@ -41,6 +43,7 @@ __all__ = [
     "UvmsimError",
     "crc32",
     "find_binary",
+    "gpu",
     "load_events",
     "load_sweep",
     "open_trace",

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 
 from .errors import TraceError
 
-FORMAT_VERSION = 2  # the newest version this module reads and writes
+FORMAT_VERSION = 3  # the newest version this module reads and writes
 MIN_FORMAT_VERSION = 1  # the oldest version it still reads
 MEM_FREE_VERSION = 2  # the first version with MemFree host events
+DEVICE_VERSION = 3  # the first version with SetDevice events and GPU ordinals other than 0
+MAX_GPUS = 16  # GPU device ordinals 0 ... MAX_GPUS-1
 HEADER_MAGIC = b"UVMTRACE"
 FOOTER_MAGIC = b"UVTEND01"
 HEADER_FIXED_BYTES = 8 + 4 + 4 + 8  # magic, u32 version, u32 flags, u64 metadata length
@@ -52,6 +54,7 @@ class HostEventType(enum.IntEnum):
     Synchronize = 3
     CpuAccess = 4
     MemFree = 5  # cudaFree of an allocation (format version 2)
+    SetDevice = 6  # cudaSetDevice: later launches run on GPU `device` (format version 3)
 
 
 class Advice(enum.IntEnum):
@@ -64,10 +67,34 @@ class Advice(enum.IntEnum):
 
 
 class Processor(enum.IntEnum):
-    """The byte a host event stores for a device."""
+    """The byte a host event stores for a device: the CPU, or GPU 0. GPU N (a CUDA device
+    ordinal, 0 ... MAX_GPUS-1) is the plain int N; `gpu(N)` gives it."""
 
     Gpu = 0x00
     Cpu = 0xFF
+
+
+def gpu(ordinal):
+    """The device value of GPU `ordinal` (Processor.Gpu for 0)."""
+    if not isinstance(ordinal, int) or not 0 <= ordinal < MAX_GPUS:
+        raise ValueError(f"GPU ordinal {ordinal!r} (0 ... {MAX_GPUS - 1})")
+    return Processor.Gpu if ordinal == 0 else ordinal
+
+
+def device_value(v):
+    """A host event's device as the writer stores it: Processor.Cpu, Processor.Gpu or the int
+    ordinal of another GPU; ValueError for anything else."""
+    if v == Processor.Cpu:
+        return Processor.Cpu
+    return gpu(int(v)) if isinstance(v, int) else gpu(v)
+
+
+def _device_name(v):
+    if v == Processor.Cpu:
+        return "Cpu"
+    if v == Processor.Gpu:
+        return "Gpu"
+    return f"Gpu{v}" if isinstance(v, int) and 0 < v < MAX_GPUS else repr(v)
 
 
 @dataclass
@@ -80,7 +107,7 @@ class HostEvent:
     iteration: int = -1  # KernelLaunch; -1 = not in a host loop
     va: int = 0  # MemPrefetch, MemAdvise, CpuAccess; MemFree: the allocation's base
     size: int = 0
-    device: Processor = Processor.Gpu  # prefetch destination / advice target
+    device: Processor = Processor.Gpu  # prefetch destination / advice target; SetDevice's GPU
     advice: Advice = Advice.SetPreferredLocation  # MemAdvise
     kind: AccessKind = AccessKind.Read  # CpuAccess
 
@@ -101,13 +128,15 @@ class HostEvent:
             fields = ""
         elif t == HostEventType.MemFree:
             fields = f"va={self.va:#x}"
+        elif t == HostEventType.SetDevice:
+            fields = f"device={_device_name(self.device)}"
         else:
             fields = f"va={self.va:#x}, size={self.size}"
             if t == HostEventType.MemPrefetch:
-                fields += f", device={name(Processor, self.device)}"
+                fields += f", device={_device_name(self.device)}"
             elif t == HostEventType.MemAdvise:
                 fields += (f", advice={name(Advice, self.advice)}, "
-                           f"device={name(Processor, self.device)}")
+                           f"device={_device_name(self.device)}")
             else:
                 fields += f", kind={name(AccessKind, self.kind)}"
         return f"HostEvent({name(HostEventType, t)}{', ' if fields else ''}{fields})"
@@ -264,15 +293,20 @@ def encode_host_event(ev, out):
         out.append(int(ev.kind))
     elif t == HostEventType.MemFree:
         put_varint(out, ev.va)
+    elif t == HostEventType.SetDevice:
+        out.append(int(ev.device))
 
 
-def _decode_processor(r):
+def _decode_processor(r, version):
     raw = r.u8()
-    if raw == 0:
-        return Processor.Gpu
     if raw == 0xFF:
         return Processor.Cpu
-    r.fail(f"unknown processor id {raw}")
+    if raw < MAX_GPUS and (raw == 0 or version >= DEVICE_VERSION):
+        return gpu(raw)
+    if raw < MAX_GPUS:
+        r.fail(f"unknown processor id {raw} in a version {version} trace (GPU {raw} needs "
+               f"version {DEVICE_VERSION})")
+    r.fail(f"unknown processor id {raw} (0xFF is the CPU, 0 ... {MAX_GPUS - 1} a GPU)")
 
 
 def _decode_range(r, ev):
@@ -288,10 +322,11 @@ def _decode_range(r, ev):
 def decode_host_event(r, version=FORMAT_VERSION):
     """Decodes and range-checks one host event of a version-`version` trace at the cursor `r`."""
     t = r.u8()
-    if t > HostEventType.MemFree or (t == HostEventType.MemFree and version < MEM_FREE_VERSION):
+    needs = MEM_FREE_VERSION if t == HostEventType.MemFree else DEVICE_VERSION
+    if t > HostEventType.SetDevice or (t >= HostEventType.MemFree and version < needs):
         r.fail(f"unknown host event type {t}" +
-               (f" in a version {version} trace (MemFree needs version {MEM_FREE_VERSION})"
-                if t == HostEventType.MemFree else ""))
+               (f" in a version {version} trace ({HostEventType(t).name} needs version {needs})"
+                if HostEventType.MemFree <= t <= HostEventType.SetDevice else ""))
     ev = HostEvent(type=HostEventType(t))
     if t == HostEventType.KernelLaunch:
         ev.kernel_id = r.varint32("kernel id")
@@ -303,14 +338,14 @@ def decode_host_event(r, version=FORMAT_VERSION):
         ev.iteration = it
     elif t == HostEventType.MemPrefetch:
         _decode_range(r, ev)
-        ev.device = _decode_processor(r)
+        ev.device = _decode_processor(r, version)
     elif t == HostEventType.MemAdvise:
         _decode_range(r, ev)
         advice = r.u8()
         if advice > Advice.UnsetReadMostly:
             r.fail(f"unknown advice {advice}")
         ev.advice = Advice(advice)
-        ev.device = _decode_processor(r)
+        ev.device = _decode_processor(r, version)
     elif t == HostEventType.CpuAccess:
         _decode_range(r, ev)
         kind = r.u8()
@@ -319,4 +354,8 @@ def decode_host_event(r, version=FORMAT_VERSION):
         ev.kind = AccessKind(kind)
     elif t == HostEventType.MemFree:
         ev.va = r.varint()
+    elif t == HostEventType.SetDevice:
+        ev.device = _decode_processor(r, version)
+        if ev.device == Processor.Cpu:
+            r.fail("SetDevice names the CPU (a kernel runs on a GPU)")
     return ev

@@ -486,11 +486,16 @@ class Trace:
         for t in HostEventType:
             counts[t.name] = 0
         iteration = [-1] * len(self.launches)
+        device = [0] * len(self.launches)
+        current_device = 0  # cudaSetDevice's state: launches before the first run on GPU 0
         for ev in self.host_events():
             counts["total"] += 1
             counts[ev.type.name] += 1
+            if ev.type == HostEventType.SetDevice:
+                current_device = int(ev.device)
             if ev.type == HostEventType.KernelLaunch:
                 iteration[ev.launch_index] = ev.iteration
+                device[ev.launch_index] = current_device
         names = {k.id: k.name for k in m.kernels}
         launches = [
             {
@@ -498,6 +503,7 @@ class Trace:
                 "kernel_id": l.kernel_id,
                 "kernel": names.get(l.kernel_id, "?"),
                 "iteration": iteration[l.launch_index],
+                "device": device[l.launch_index],
                 "threadblocks": l.threadblocks,
                 "records": l.records,
                 "accesses": l.accesses,

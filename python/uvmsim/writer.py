@@ -17,6 +17,7 @@ from .checksum import crc32
 from .codec import (
     CHUNK_BLOCKS,
     CHUNK_HOST,
+    DEVICE_VERSION,
     FOOTER_MAGIC,
     HEADER_MAGIC,
     MEM_FREE_VERSION,
@@ -28,6 +29,7 @@ from .codec import (
     HostEvent,
     HostEventType,
     Processor,
+    device_value,
     encode_host_event,
     put_u32,
     put_u64,
@@ -177,6 +179,10 @@ class TraceWriter:
     def _add_host(self, ev):
         if ev.type == HostEventType.MemFree:
             self._version = max(self._version, MEM_FREE_VERSION)
+        if ev.type == HostEventType.SetDevice or (
+                ev.type in (HostEventType.MemPrefetch, HostEventType.MemAdvise)
+                and ev.device not in (Processor.Cpu, Processor.Gpu)):
+            self._version = max(self._version, DEVICE_VERSION)
         encode_host_event(ev, self._host_buf)
         self._host_total += 1
         if len(self._host_buf) >= self._chunk_raw_bytes:
@@ -205,10 +211,12 @@ class TraceWriter:
             _misuse("use begin_launch for kernel launches")
         try:
             ev = HostEvent(type=HostEventType(ev.type), va=ev.va, size=ev.size,
-                           device=Processor(ev.device), advice=Advice(ev.advice),
+                           device=device_value(ev.device), advice=Advice(ev.advice),
                            kind=AccessKind(ev.kind))
         except ValueError:
             _misuse("host event with an out-of-range enum value")
+        if ev.type == HostEventType.SetDevice and ev.device == Processor.Cpu:
+            _misuse("SetDevice to the CPU (kernels run on a GPU)")
         for name in ("va", "size"):
             v = getattr(ev, name)
             if not isinstance(v, (int, np.integer)) or not 0 <= v <= U64_MAX:

@@ -48,7 +48,11 @@ std::string dims(const json& v) {
 
 const char* kind_name(AccessKind k) { return to_string(k); }
 
-const char* processor_name(Processor p) { return p == Processor::Cpu ? "cpu" : "gpu"; }
+/// "cpu", "gpu" (GPU 0, as traces without a second GPU have always printed it) or "gpuN".
+std::string processor_name(Processor p) {
+  if (p == Processor::Cpu) return "cpu";
+  return p == Processor::Gpu ? "gpu" : "gpu" + std::to_string(gpu_ordinal(p));
+}
 
 std::string kernel_name(const trace::Metadata& m, std::uint32_t id) {
   const trace::KernelInfo* k = m.find_kernel(id);
@@ -80,6 +84,9 @@ std::string describe(const trace::HostEvent& ev, const trace::Metadata& m) {
       break;
     case HostEventType::MemFree:
       s += " va=" + hex(ev.va);
+      break;
+    case HostEventType::SetDevice:
+      s += " gpu=" + std::to_string(gpu_ordinal(ev.device));
       break;
   }
   return s;
@@ -127,18 +134,24 @@ json collect_info(trace::TraceReader& r) {
   }
 
   json counts = {{"total", 0}};
-  for (int t = 0; t <= static_cast<int>(trace::HostEventType::MemFree); ++t) {
+  for (int t = 0; t <= static_cast<int>(trace::HostEventType::SetDevice); ++t) {
     counts[trace::to_string(static_cast<trace::HostEventType>(t))] = 0;
   }
   std::vector<std::int32_t> iteration(r.launches().size(), -1);
+  std::vector<unsigned> device(r.launches().size(), 0);
   r.rewind_host();
   trace::HostEvent ev;
   std::uint64_t total = 0;
+  unsigned current_device = 0;  // cudaSetDevice's state: launches before the first run on GPU 0
   while (r.next_host_event(ev)) {
     ++total;
     json& c = counts[trace::to_string(ev.type)];
     c = c.get<std::uint64_t>() + 1;
-    if (ev.type == trace::HostEventType::KernelLaunch) iteration[ev.launch_index] = ev.iteration;
+    if (ev.type == trace::HostEventType::SetDevice) current_device = gpu_ordinal(ev.device);
+    if (ev.type == trace::HostEventType::KernelLaunch) {
+      iteration[ev.launch_index] = ev.iteration;
+      device[ev.launch_index] = current_device;
+    }
   }
   counts["total"] = total;
   j["host_events"] = counts;
@@ -150,6 +163,7 @@ json collect_info(trace::TraceReader& r) {
                              {"kernel_id", l.kernel_id},
                              {"kernel", kernel_name(m, l.kernel_id)},
                              {"iteration", iteration[l.launch_index]},
+                             {"device", device[l.launch_index]},
                              {"threadblocks", l.threadblocks},
                              {"records", l.records},
                              {"accesses", l.accesses}});
@@ -219,7 +233,7 @@ void print_info_text(const json& j, std::ostream& out) {
   const json& h = j["host_events"];
   row("host events:") << h["total"] << " (";
   bool first = true;
-  for (int t = 0; t <= static_cast<int>(trace::HostEventType::MemFree); ++t) {
+  for (int t = 0; t <= static_cast<int>(trace::HostEventType::SetDevice); ++t) {
     const char* name = trace::to_string(static_cast<trace::HostEventType>(t));
     out << (first ? "" : ", ") << name << " " << h[name];
     first = false;
@@ -238,6 +252,9 @@ void print_info_text(const json& j, std::ostream& out) {
     }
     out << "  launch " << l["launch"] << ": kernel " << l["kernel_id"] << " ("
         << l["kernel"].get<std::string>() << ") iteration " << l["iteration"] << ", "
+        << (h["SetDevice"].get<std::uint64_t>() > 0
+                ? "GPU " + std::to_string(l["device"].get<unsigned>()) + ", "
+                : std::string())
         << l["threadblocks"] << " threadblocks, " << l["records"] << " records, " << l["accesses"]
         << " accesses\n";
   }

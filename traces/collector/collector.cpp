@@ -131,6 +131,15 @@ trace::Advice advice_of(const std::string& n) {
   return Advice::UnsetAccessedBy;
 }
 
+/// The trace's processor for a CUDA device ordinal (CUPTI's deviceId). The format holds GPUs
+/// 0 ... kMaxGpus-1; a larger id is reported rather than folded onto another GPU.
+Processor gpu_of(std::int64_t device) {
+  if (device < 0 || device >= static_cast<std::int64_t>(kMaxGpus))
+    throw UserError("collector: CUDA device " + std::to_string(device) +
+                    ": the trace format holds GPUs 0 ... " + std::to_string(kMaxGpus - 1));
+  return gpu_processor(static_cast<unsigned>(device));
+}
+
 }  // namespace
 
 void Collector::write_trace(FinishReport& rep) {
@@ -233,6 +242,7 @@ void Collector::write_trace(FinishReport& rep) {
     trace::HostEvent e;
     e.type = trace::HostEventType::KernelLaunch;
     e.kernel_id = it->second;
+    e.device = gpu_of(k.device);  // not stored with the launch: written as a SetDevice below
     events.push_back({t, seq++, e});
   }
   std::stable_sort(events.begin(), events.end(),
@@ -252,14 +262,14 @@ void Collector::write_trace(FinishReport& rep) {
         e.type = trace::HostEventType::MemPrefetch;
         e.va = translate(r.address, r.start);
         e.size = r.bytes;
-        e.device = r.device < 0 ? Processor::Cpu : Processor::Gpu;
+        e.device = r.device < 0 ? Processor::Cpu : gpu_of(r.device);
         break;
       case ApiCall::Advise:
         e.type = trace::HostEventType::MemAdvise;
         e.va = translate(r.address, r.start);
         e.size = r.bytes;
         e.advice = advice_of(r.name);
-        e.device = r.device < 0 ? Processor::Cpu : Processor::Gpu;
+        e.device = r.device < 0 ? Processor::Cpu : gpu_of(r.device);
         break;
       case ApiCall::Sync:
         e.type = trace::HostEventType::Synchronize;
@@ -339,8 +349,17 @@ void Collector::write_trace(FinishReport& rep) {
   trace::TraceWriter w(opts_.trace, meta);
   std::vector<AccessRec> acc;
   std::vector<std::size_t> order;
+  Processor current = Processor::Gpu;  // CUDA's current device before any cudaSetDevice
   for (const auto& ev : events) {
     if (ev.e.type == trace::HostEventType::KernelLaunch) {
+      if (ev.e.device != current) {
+        // A launch on another GPU: the program switched devices (cudaSetDevice) before it.
+        trace::HostEvent set;
+        set.type = trace::HostEventType::SetDevice;
+        set.device = current = ev.e.device;
+        w.host_event(set);
+        ++rep.host_events;
+      }
       const auto& k = meta.kernels[ev.e.kernel_id];
       acc.clear();
       std::uint64_t dropped = 0;

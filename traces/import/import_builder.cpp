@@ -31,7 +31,7 @@ HostEntry pack(const HostEvent& ev) {
   e.kernel_id = ev.kernel_id;
   e.iteration = ev.iteration;
   e.type = static_cast<std::uint8_t>(ev.type);
-  e.device = ev.device == Processor::Cpu ? 1 : 0;
+  e.device = static_cast<std::uint8_t>(ev.device);  // 0xFF the CPU, else the GPU's ordinal
   e.advice = static_cast<std::uint8_t>(ev.advice);
   e.kind = static_cast<std::uint8_t>(ev.kind);
   return e;
@@ -44,7 +44,7 @@ HostEvent unpack(const HostEntry& e) {
   ev.size = e.size;
   ev.kernel_id = e.kernel_id;
   ev.iteration = e.iteration;
-  ev.device = e.device ? Processor::Cpu : Processor::Gpu;
+  ev.device = static_cast<Processor>(static_cast<std::int8_t>(e.device));
   ev.advice = static_cast<Advice>(e.advice);
   ev.kind = static_cast<AccessKind>(e.kind);
   return ev;

@@ -1,5 +1,6 @@
 #include "traces/import/text_format.h"
 
+#include <charconv>
 #include <map>
 #include <stdexcept>
 
@@ -42,11 +43,22 @@ void no_more(std::string_view rest, const std::string& where, const char* what) 
   if (!extra.empty()) fail(where, what, "unexpected " + quoted(extra));
 }
 
+/// "gpu" (GPU 0), "gpuN" (device ordinal N) or "cpu".
 Processor need_device(std::string_view tok, const std::string& where, const char* field) {
-  if (tok == "gpu") return Processor::Gpu;
   if (tok == "cpu") return Processor::Cpu;
+  if (tok.starts_with("gpu")) {
+    const std::string_view n = tok.substr(3);
+    if (n.empty()) return Processor::Gpu;
+    unsigned v = 0;
+    const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), v);
+    if (ec == std::errc() && end == n.data() + n.size() && v < kMaxGpus &&
+        (n == "0" || n[0] != '0'))
+      return gpu_processor(v);
+  }
   fail(where, field,
-       tok.empty() ? "missing (gpu or cpu)" : "expected gpu or cpu, got " + quoted(tok));
+       tok.empty() ? std::string("missing (gpu, gpuN or cpu)")
+                   : "expected gpu, gpu0 ... gpu" + std::to_string(kMaxGpus - 1) + " or cpu, got " +
+                         quoted(tok));
 }
 
 std::optional<AccessKind> access_kind(std::string_view t) {
@@ -170,6 +182,20 @@ class TextParser::Impl {
       ev.type = HostEventType::MemFree;
       ev.va = need_uint(next_token(rest), where, "free.address");
       no_more(rest, where, "free");
+      b_.host_event(ev);
+    } else if (d == "device") {
+      // cudaSetDevice(N): the launches that follow run on GPU N.
+      HostEvent ev;
+      ev.type = HostEventType::SetDevice;
+      const std::string_view n = next_token(rest);
+      unsigned v = 0;
+      const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), v);
+      if (n.empty() || ec != std::errc() || end != n.data() + n.size() || v >= kMaxGpus)
+        fail(where, "device",
+             (n.empty() ? std::string("missing") : "got " + quoted(n)) +
+                 " (a GPU's device ordinal, 0 ... " + std::to_string(kMaxGpus - 1) + ")");
+      ev.device = gpu_processor(v);
+      no_more(rest, where, "device");
       b_.host_event(ev);
     } else if (d == "sync") {
       no_more(rest, where, "sync");
