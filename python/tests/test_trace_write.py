@@ -157,10 +157,15 @@ def test_mem_free_makes_version_two_and_the_simulator_frees(cli, tmp_path):
     assert stats["dtoh_bytes"] == 0
 
 
-def test_set_device_and_gpu_ordinals_make_version_three(cli, tmp_path):
-    meta = uvmsim.Metadata(workload="pydevices",
+def touch_metadata(workload):
+    """One 2 MB allocation and a 16 x 128-thread kernel (page_touch's shape)."""
+    return uvmsim.Metadata(workload=workload,
                            allocations=[uvmsim.Allocation(0, "a", BASE, 2 << 20)],
                            kernels=[uvmsim.Kernel(0, "touch", grid=(16, 1, 1), block=(128, 1, 1))])
+
+
+def test_set_device_and_gpu_ordinals_make_version_three(cli, tmp_path):
+    meta = touch_metadata("pydevices")
     path = tmp_path / "devices.uvt"
     with uvmsim.TraceWriter(path, meta) as w:
         w.host_event(HostEvent(HostEventType.SetDevice, device=uvmsim.gpu(2)))
@@ -225,9 +230,7 @@ def page_touch(tbs, warps, pages_per_warp):
 
 
 def test_uvmsim_runs_a_python_trace(cli, tmp_path):
-    meta = uvmsim.Metadata(workload="pytouch",
-                           allocations=[uvmsim.Allocation(0, "a", BASE, 2 << 20)],
-                           kernels=[uvmsim.Kernel(0, "touch", grid=(16, 1, 1), block=(128, 1, 1))])
+    meta = touch_metadata("pytouch")
     path = tmp_path / "touch.uvt"
     with uvmsim.TraceWriter(path, meta) as w:
         w.host_event(HostEvent(HostEventType.CpuAccess, va=BASE, size=2 << 20,
