@@ -63,7 +63,10 @@ class Gpu final : public ThreadblockSource {
   /// or, if it is writing another uTLB's entry, the uTLB waits in line for on_gmmu_free.
   void on_fault_report(std::uint32_t utlb, Tick now);
   /// The GMMU is free again: it writes the report of the uTLB that has waited longest for it.
-  void on_gmmu_free(Tick now);
+  /// While more wait and no other event is due before the GMMU is free again (nor `horizon`,
+  /// the last time the caller lets it run to without looking), it goes on writing without a
+  /// trip through the event queue. Returns the time of the last entry written.
+  Tick on_gmmu_free(Tick now, Tick horizon = 0);
 
  private:
   struct Warp {

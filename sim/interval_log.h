@@ -24,6 +24,8 @@ class IntervalLog {
   void advance(Tick now, const Stats& s) {
     if (enabled() && now >= next_) emit_until(now, s);
   }
+  /// The earliest time whose event advance() would close an interval before (no limit if off).
+  Tick next_boundary() const { return enabled() ? next_ : ~Tick{0}; }
   /// The last, possibly partial, interval up to `end`; flushes and checks the file.
   void finish(Tick end, const Stats& s);
 

@@ -222,7 +222,10 @@ Tick Simulator::drain(EventQueue& queue, UvmDriver& driver, Gpu& gpu, Tick limit
         gpu.on_fault_report(e.arg, e.time);
         break;
       case EventType::GmmuFree:
-        gpu.on_gmmu_free(e.time);
+        // The GMMU may write on past this event's time while nothing else is due, up to the
+        // run's time limit and the interval log's next boundary (whose counters must not see
+        // a later write).
+        last_event = gpu.on_gmmu_free(e.time, std::min(limit, intervals_.next_boundary() - 1));
         break;
     }
   }
