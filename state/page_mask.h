@@ -47,6 +47,34 @@ class PageMask {
     return ((w_[bp >> 2] >> ((bp & 3) * 16)) & 0xFFFFu) == 0xFFFFu;
   }
   bool big_page_any(unsigned bp) const { return ((w_[bp >> 2] >> ((bp & 3) * 16)) & 0xFFFFu) != 0; }
+  /// Set pages of big page `bp` (0..31).
+  unsigned big_page_count(unsigned bp) const {
+    return static_cast<unsigned>(std::popcount((w_[bp >> 2] >> ((bp & 3) * 16)) & 0xFFFFu));
+  }
+  /// Set pages of the `n` pages from `first` (n <= 16, within one 16-page-aligned group).
+  unsigned count_small(unsigned first, unsigned n) const {
+    const std::uint64_t m = (std::uint64_t{1} << n) - 1;
+    return static_cast<unsigned>(std::popcount((w_[first >> 6] >> (first & 63)) & m));
+  }
+  /// Fills each big page in [b0, b1) (big-page indices) holding a page of `any` and none of
+  /// `none`: a word at a time, without testing the big pages one by one.
+  void fill_big_pages(const PageMask& any, const PageMask& none, unsigned b0, unsigned b1) {
+    // Bit 16k of lanes(x) is set when 16-bit lane k of x is not zero (the shifts fold each lane
+    // onto its lowest bit and never carry a higher lane's bits below it).
+    const auto lanes = [](std::uint64_t x) {
+      x |= x >> 8;
+      x |= x >> 4;
+      x |= x >> 2;
+      x |= x >> 1;
+      return x & 0x0001000100010001ull;
+    };
+    for (unsigned wi = b0 / 4; wi * 4 < b1; ++wi) {
+      std::uint64_t sel = lanes(any.w_[wi]) & ~lanes(none.w_[wi]);
+      for (unsigned k = 0; k < 4; ++k)
+        if (wi * 4 + k < b0 || wi * 4 + k >= b1) sel &= ~(std::uint64_t{1} << (16 * k));
+      w_[wi] |= sel * 0xFFFFu;  // each selected bit 16k becomes lane k, no carries between
+    }
+  }
   /// First set page at or after `from`, or kBits.
   unsigned find_next(unsigned from) const {
     while (from < kBits) {

@@ -40,7 +40,7 @@ void PrefetchPolicy::tree_prefetch_block(const Request& r, unsigned threshold, P
     grow(lo, hi);
   } else {
     grow(lo, big0);
-    for (unsigned b = big0; b < big1; b += kPagesPerBigPage) grow(b, b + kPagesPerBigPage);
+    bitmap.fill_big_pages(r.faulted, r.thrashing, big0 / kPagesPerBigPage, big1 / kPagesPerBigPage);
     grow(big1, hi);
   }
   // The tree's leaves start at the region's first page shifted left to a 64 KB boundary
@@ -51,6 +51,17 @@ void PrefetchPolicy::tree_prefetch_block(const Request& r, unsigned threshold, P
   const unsigned base = lo & ~(kPagesPerBigPage - 1);
   const unsigned leaf_count = hi - base;
   const unsigned max_level_pages = std::min(kPagesPerBlock, std::bit_ceil(leaf_count));
+  // A node's count, for every faulted page and level: the pages of the region only, so that a
+  // node of 16 leaves or more (whole big pages, as `base` is 64 KB-aligned) counts from prefix
+  // sums over the big pages, and a smaller one (inside one big page) with one popcount.
+  PageMask counted;
+  counted.set_range(lo, hi);
+  counted &= bitmap;
+  const unsigned bp0 = base / kPagesPerBigPage;
+  const unsigned nbp = (leaf_count + kPagesPerBigPage - 1) / kPagesPerBigPage;
+  unsigned prefix[PageMask::kBits / kPagesPerBigPage + 1];
+  prefix[0] = 0;
+  for (unsigned j = 0; j < nbp; ++j) prefix[j + 1] = prefix[j] + counted.big_page_count(bp0 + j);
   for (unsigned p = r.faulted.find_next(lo); p < hi; p = r.faulted.find_next(p + 1)) {
     // A faulted page inside the region already chosen for another faulted page gets that
     // same region: nodes are aligned and nested, so its largest passing node is that one.
@@ -59,7 +70,11 @@ void PrefetchPolicy::tree_prefetch_block(const Request& r, unsigned threshold, P
     for (unsigned size = 1; size <= max_level_pages; size <<= 1) {
       const unsigned l0 = (p - base) & ~(size - 1);
       const unsigned l1 = std::min(l0 + size, leaf_count);
-      const unsigned count = bitmap.count_range(std::max(lo, base + l0), base + l1);
+      const unsigned count =
+          size < kPagesPerBigPage
+              ? counted.count_small(base + l0, size)
+              : prefix[std::min(nbp, (l1 + kPagesPerBigPage - 1) / kPagesPerBigPage)] -
+                    prefix[l0 / kPagesPerBigPage];
       if (count * 100u > (l1 - l0) * threshold) best0 = std::max(lo, base + l0), best1 = base + l1;
     }
     if (best1 > best0) out.set_range(best0, best1);
