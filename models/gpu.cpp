@@ -217,7 +217,8 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
   const bool write = r.kind >= AccessKind::Write;
   Tick lat = l1_lat_;
   if (mapped(b, page, r.kind, t)) {
-    const bool local = b.gpu_resident.test(page);
+    GpuBlockState& g = b.gpu(0);
+    const bool local = g.resident.test(page);
     // The PTE size the driver would have written: 2 MB if the whole block is resident, 64 KB
     // for a fully resident big page, else 4 KB (uvm-driver.md §6).
     unsigned shift = kPageShift, cls = 0;
@@ -226,32 +227,32 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
       // entry wherever the page lies (the GPU's 2 MB PTEs are for memory UVM manages).
       shift = system_page_shift_, cls = 3;
     } else if (local) {
-      if (b.full_block() && b.gpu_count == kPagesPerBlock) {
+      if (b.full_block() && g.count == kPagesPerBlock) {
         shift = kBlockShift, cls = 2;
-      } else if (b.gpu_resident.big_page_full(page / kPagesPerBigPage)) {
+      } else if (g.resident.big_page_full(page / kPagesPerBigPage)) {
         shift = kBigPageShift, cls = 1;
       }
     }
     const std::uint64_t key = ((r.va >> shift) << 2) | cls;
     Tlb& l1 = l1_[w.sm];
-    if (l1.lookup(key, b.mapping_gen)) {
+    if (l1.lookup(key, g.mapping_gen)) {
       ++s.l1_tlb_hits;
     } else {
       lat += l2_lat_;
       ++s.l2_tlb_lookups;
-      if (l2_.lookup(key, b.mapping_gen)) {
+      if (l2_.lookup(key, g.mapping_gen)) {
         ++s.l2_tlb_hits;
       } else {
         lat += walk_lat_;
         ++s.page_walks;
-        l2_.insert(key, b.mapping_gen);
+        l2_.insert(key, g.mapping_gen);
       }
-      l1.insert(key, b.mapping_gen);
+      l1.insert(key, g.mapping_gen);
     }
     if (local) {
       done = local_access(t + lat, r);
-      if (write) b.dirty.set(page);
-      note_gpu_access(b, page, s.prefetch_use);
+      if (write) g.dirty.set(page);
+      note_gpu_access(g, page, s.prefetch_use);
     } else {
       done = remote_access(t + lat, r);
       counters_.on_remote_access(b.id, page, r.va, r.repeat, t);
@@ -490,8 +491,9 @@ void Gpu::write_report(std::uint32_t u, Tick now, bool defer) {
   __builtin_prefetch(&record_gen_[next.rid]);
   const VaBlock& nb = ctx_.va.blocks()[next.block];
   const std::size_t word = VaSpace::page_index(ut.reports[ut.report_head].page_va) / 64 * 8;
-  __builtin_prefetch(reinterpret_cast<const char*>(&nb.gpu_resident) + word);
-  __builtin_prefetch(reinterpret_cast<const char*>(&nb.remote_mapped) + word);  // Gpu::mapped
+  __builtin_prefetch(reinterpret_cast<const char*>(&nb.gpu(0).resident) + word);
+  __builtin_prefetch(reinterpret_cast<const char*>(&nb.gpu(0).remote_mapped) +
+                     word);  // Gpu::mapped
   const Tick due = std::max(ut.reports[ut.report_head].valid_at, ut.report_free);
   if (defer && due < gmmu_free_) {
     // Its event would find the GMMU busy and only join the ring (join_).
@@ -513,10 +515,11 @@ void Gpu::complete_waiters(std::uint32_t bi, Tick now) {
   const VaBlock& b = ctx_.va.blocks()[bi];
   BlockWait& bw = block_wait_[bi];
   // Pages the GPU can now reach: resident ones once their PTEs are written, and remote ones.
-  PageMask reachable = b.remote_mapped;
+  const GpuBlockState& g = b.gpu(0);
+  PageMask reachable = g.remote_mapped;
   if (b.accessed_by_gpu) reachable |= b.cpu_resident;
-  reachable.and_not(b.gpu_resident);
-  reachable |= b.gpu_usable(now);
+  reachable.and_not(g.resident);
+  reachable |= g.usable(now);
   const PageMask ready = bw.waiting & reachable;
   auto& heads = head_slab_[bw.heads];
   // Records and waiters were allocated in fault order, and pages complete in address order, so
@@ -625,9 +628,9 @@ void Gpu::on_replay(Tick now) {
   for (const std::uint32_t bi : active_blocks_) {
     const VaBlock& b = ctx_.va.blocks()[bi];
     BlockWait& bw = block_wait_[bi];
-    if (bw.gen_seen != b.mapping_gen) {
+    if (bw.gen_seen != b.gpu(0).mapping_gen) {
       // Remember the generation only once the new PTEs are usable, else look again next time.
-      if (now >= b.map_ready_at) bw.gen_seen = b.mapping_gen;
+      if (now >= b.gpu(0).map_ready_at) bw.gen_seen = b.gpu(0).mapping_gen;
       complete_waiters(bi, now);
     }
     if (bw.records == 0) {

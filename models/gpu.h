@@ -144,10 +144,11 @@ class Gpu final : public ThreadblockSource {
   /// True if the GPU has a valid mapping for `kind` on `page` of `b` at `t`.
   static bool mapped(const VaBlock& b, unsigned page, AccessKind kind, Tick t) {
     const bool write = kind >= AccessKind::Write;
-    if (b.gpu_resident.test(page))
-      return (t >= b.map_ready_at || !b.map_pending.test(page)) &&
-             !(write && b.read_only_gpu.test(page));
-    return b.remote_mapped.test(page) || (b.accessed_by_gpu && b.cpu_resident.test(page));
+    const GpuBlockState& g = b.gpu(0);
+    if (g.resident.test(page))
+      return (t >= g.map_ready_at || !g.map_pending.test(page)) &&
+             !(write && g.read_only.test(page));
+    return g.remote_mapped.test(page) || (b.accessed_by_gpu && b.cpu_resident.test(page));
   }
   void raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint32_t block,
                    unsigned page, Tick t);

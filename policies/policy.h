@@ -157,7 +157,7 @@ class EvictionPolicy : public PolicyBase {
   virtual void observability_candidates(ObservationSink& sink, Tick now) { (void)sink, (void)now; }
   /// A freed block's chunk leaves the candidates: by default exactly as if evicted.
   void on_freed(const VaBlock& b, Tick now) override {
-    if (b.has_chunk) on_eviction(b, now);
+    if (b.gpu(0).has_chunk) on_eviction(b, now);
   }
   /// Withheld chunks (pinned, reserved) leave the candidates: by default exactly as if evicted,
   /// so list-based policies drop them; override to tell the two apart.
@@ -165,7 +165,7 @@ class EvictionPolicy : public PolicyBase {
   /// ... and come back as if freshly allocated.
   void on_chunk_returned(const VaBlock& b, Tick now) override {
     on_chunk_allocated(b, now);
-    if (b.gpu_count)
+    if (b.gpu(0).count)
       on_populated(b, now);
     else
       on_emptied(b, now);

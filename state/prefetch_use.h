@@ -11,36 +11,36 @@
 
 namespace uvmsim {
 
-/// `pages` of `b` became GPU-resident because `cause` asked for them before any access did.
-inline void mark_prefetched(VaBlock& b, const PageMask& pages, PrefetchCause cause,
+/// `pages` of a block became GPU-resident because `cause` asked for them before any access did.
+inline void mark_prefetched(GpuBlockState& g, const PageMask& pages, PrefetchCause cause,
                             PrefetchUseStats& s) {
   if (pages.none()) return;
   const auto c = static_cast<std::size_t>(cause);
   s.pages[c] += pages.count();
-  b.prefetch_unused |= pages;
-  b.prefetch_unused_by_cause[c] |= pages;
+  g.prefetch_unused |= pages;
+  g.prefetch_unused_by_cause[c] |= pages;
 }
 
-/// A GPU access found `page` of `b` resident: a still-unused prefetched page becomes useful.
-inline void note_gpu_access(VaBlock& b, unsigned page, PrefetchUseStats& s) {
-  if (!b.prefetch_unused.test(page)) return;
-  b.prefetch_unused.reset(page);
+/// A GPU access found `page` of a block resident: a still-unused prefetched page becomes useful.
+inline void note_gpu_access(GpuBlockState& g, unsigned page, PrefetchUseStats& s) {
+  if (!g.prefetch_unused.test(page)) return;
+  g.prefetch_unused.reset(page);
   for (std::size_t c = 0; c < PrefetchUseStats::kCauses; ++c) {
-    if (b.prefetch_unused_by_cause[c].test(page)) {
-      b.prefetch_unused_by_cause[c].reset(page);
+    if (g.prefetch_unused_by_cause[c].test(page)) {
+      g.prefetch_unused_by_cause[c].reset(page);
       ++s.useful[c];
       return;
     }
   }
 }
 
-/// `pages` of `b` leave the GPU: those never accessed since their prefetch were useless.
-inline void note_leaving_gpu(VaBlock& b, const PageMask& pages, PrefetchUseStats& s) {
-  const PageMask gone = b.prefetch_unused & pages;
+/// `pages` of a block leave the GPU: those never accessed since their prefetch were useless.
+inline void note_leaving_gpu(GpuBlockState& g, const PageMask& pages, PrefetchUseStats& s) {
+  const PageMask gone = g.prefetch_unused & pages;
   if (gone.none()) return;
-  b.prefetch_unused.and_not(gone);
+  g.prefetch_unused.and_not(gone);
   for (std::size_t c = 0; c < PrefetchUseStats::kCauses; ++c) {
-    PageMask& m = b.prefetch_unused_by_cause[c];
+    PageMask& m = g.prefetch_unused_by_cause[c];
     s.useless[c] += (m & gone).count();
     m.and_not(gone);
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +30,41 @@ struct VaRange {
   std::uint32_t num_blocks = 0;
 };
 
+/// One GPU's state of a VA block: its residency, its mappings and its chunk. The driver keeps
+/// the same split: per-processor residency masks in uvm_va_block_t, the chunks and PTE state of
+/// each GPU in uvm_va_block_gpu_state_t (uvm_va_block_types.h).
+struct GpuBlockState {
+  PageMask resident;       ///< valid copy in this GPU's memory
+  PageMask remote_mapped;  ///< this GPU maps the host copy (preferred location CPU, pinned, ...)
+  PageMask read_only;      ///< read-duplicated pages: a write from this GPU must fault
+  PageMask dirty;          ///< written by this GPU since it arrived (what-if write-back)
+  unsigned count = 0;      ///< resident.count(), kept incrementally
+  /// Prefetched pages no access has touched yet, one mask per PrefetchCause, and their union
+  /// (the one bit the access path tests); state/prefetch_use.h keeps them.
+  PageMask prefetch_unused;
+  std::array<PageMask, PrefetchUseStats::kCauses> prefetch_unused_by_cause;
+
+  bool has_chunk = false;
+  /// PTEs of the pages in `map_pending` become usable at this time. Only the pages the driver
+  /// just made resident wait for it: PTEs already written stay valid while it copies more pages
+  /// into the block (uvm_va_block_map writes the new pages' PTEs, it does not unmap the others).
+  Tick map_ready_at = 0;
+  PageMask map_pending;           ///< resident pages whose PTEs are written at `map_ready_at`
+  std::uint32_t mapping_gen = 1;  ///< bumped on every PTE change: invalidates TLB entries
+
+  /// `pages` become resident at simulated time `now`; their PTEs are usable once the caller has
+  /// moved `map_ready_at` past their copies. Pending pages of an earlier batch whose time has
+  /// not come yet wait for the later time with them (one time per block).
+  void add_map_pending(const PageMask& pages, Tick now) {
+    if (now >= map_ready_at) map_pending.clear();
+    map_pending |= pages;
+  }
+  /// Resident pages this GPU can use at `t`.
+  PageMask usable(Tick t) const {
+    return t >= map_ready_at ? resident : minus(resident, map_pending);
+  }
+};
+
 struct VaBlock {
   std::uint32_t id = 0;
   std::uint32_t range = 0;
@@ -40,29 +76,16 @@ struct VaBlock {
   /// and UVM's chunk pool and policies never see it (models/driver/residency.cpp).
   bool system = false;
 
-  PageMask gpu_resident;   ///< valid copy in GPU memory
-  PageMask cpu_resident;   ///< valid copy in host memory
-  PageMask remote_mapped;  ///< GPU maps the host copy (preferred location CPU, pinned, ...)
-  PageMask read_only_gpu;  ///< read-duplicated pages: a GPU write must fault
-  PageMask dirty;          ///< written on the GPU since it arrived (what-if write-back)
-  PageMask cpu_backed;     ///< host pages allocated (kept after the data moves to the GPU)
-  unsigned gpu_count = 0;  ///< gpu_resident.count(), kept incrementally
-  /// Prefetched pages no access has touched yet, one mask per PrefetchCause, and their union
-  /// (the one bit the access path tests); state/prefetch_use.h keeps them.
-  PageMask prefetch_unused;
-  std::array<PageMask, PrefetchUseStats::kCauses> prefetch_unused_by_cause;
+ private:
+  GpuBlockState gpu0_;  ///< first after the header, as its fields were before it was split out
 
-  bool has_chunk = false;
-  /// GPU PTEs of the pages in `map_pending` become usable at this time. Only the pages the driver
-  /// just made resident wait for it: PTEs already written stay valid while it copies more pages
-  /// into the block (uvm_va_block_map writes the new pages' PTEs, it does not unmap the others).
-  Tick map_ready_at = 0;
-  PageMask map_pending;  ///< GPU-resident pages whose PTEs are written at `map_ready_at`
+ public:
+  PageMask cpu_resident;  ///< valid copy in host memory
+  PageMask cpu_backed;    ///< host pages allocated (kept after the data moves to the GPU)
   /// The block's last copy into GPU memory completes at this time. Copies out of the block wait
   /// for it: the driver orders every push on a block after the block's tracker
   /// (uvm_va_block_t.tracker), so a chunk is never copied back before its data has arrived.
   Tick copies_in_done = 0;
-  std::uint32_t mapping_gen = 1;  ///< bumped on every PTE change: invalidates TLB entries
 
   // Advice (cudaMemAdvise), applied per block.
   PreferredLocation preferred = PreferredLocation::None;
@@ -73,6 +96,19 @@ struct VaBlock {
   std::uint32_t fault_migrations_to_last_proc = 0;
   Processor last_migration_dest = Processor::Cpu;
 
+  /// GPU `g`'s state of the block. Only GPU 0 exists today (uvmsim simulates one GPU); it is kept
+  /// inline so the access path reads it from the block itself.
+  GpuBlockState& gpu(unsigned g) {
+    assert(g == 0);
+    (void)g;
+    return gpu0_;
+  }
+  const GpuBlockState& gpu(unsigned g) const {
+    assert(g == 0);
+    (void)g;
+    return gpu0_;
+  }
+
   unsigned num_pages() const { return end_page - first_page; }
   bool full_block() const { return first_page == 0 && end_page == kPagesPerBlock; }
   PageMask valid_mask() const {
@@ -81,17 +117,6 @@ struct VaBlock {
     return m;
   }
   Addr page_va(unsigned page) const { return start + (Addr{page} << kPageShift); }
-  /// `pages` become GPU-resident at simulated time `now`; their PTEs are usable once the caller
-  /// has moved `map_ready_at` past their copies. Pending pages of an earlier batch whose time has
-  /// not come yet wait for the later time with them (one time per block).
-  void add_map_pending(const PageMask& pages, Tick now) {
-    if (now >= map_ready_at) map_pending.clear();
-    map_pending |= pages;
-  }
-  /// Resident pages the GPU can use at `t`.
-  PageMask gpu_usable(Tick t) const {
-    return t >= map_ready_at ? gpu_resident : minus(gpu_resident, map_pending);
-  }
 };
 
 class VaSpace {

@@ -339,28 +339,28 @@ struct MiniCache {
   }
   void access(std::uint32_t chunk, std::uint32_t ref, unsigned page = 0) {
     VaBlock& b = va.blocks()[chunk];
-    if (!b.has_chunk) {
+    if (!b.gpu(0).has_chunk) {
       ++misses;
       if (resident == capacity) {
         const std::uint32_t v = policy->select_victim(chunk, 0);
         EXPECT_NE(v, chunk);
         ASSERT_LT(v, va.blocks().size());
         VaBlock& vb = va.blocks()[v];
-        ASSERT_TRUE(vb.has_chunk);
-        vb.has_chunk = false;
-        vb.gpu_resident.clear();
-        vb.gpu_count = 0;
+        ASSERT_TRUE(vb.gpu(0).has_chunk);
+        vb.gpu(0).has_chunk = false;
+        vb.gpu(0).resident.clear();
+        vb.gpu(0).count = 0;
         policy->on_eviction(vb, 0);
         victims.push_back(v);
         --resident;
       }
-      b.has_chunk = true;
+      b.gpu(0).has_chunk = true;
       ++resident;
       policy->on_chunk_allocated(b, 0);
     }
-    if (!b.gpu_resident.test(page)) {
-      b.gpu_resident.set(page);
-      b.gpu_count = b.gpu_resident.count();
+    if (!b.gpu(0).resident.test(page)) {
+      b.gpu(0).resident.set(page);
+      b.gpu(0).count = b.gpu(0).resident.count();
       policy->on_page_fault(b, page, 0);
     }
     policy->on_access(AccessEvent{b, page, b.page_va(page), ref, 4, 1, AccessKind::Read, false, 0});
@@ -393,7 +393,8 @@ std::vector<std::uint64_t> run_pattern(const std::string& pattern, std::size_t c
         std::uint32_t mru = kNoBlock;
         std::size_t best = 0;
         for (auto [ch, cid] : chunk) {
-          if (ch == 'a' || cid == id || !(cid == v || mc.va.blocks()[cid].has_chunk)) continue;
+          if (ch == 'a' || cid == id || !(cid == v || mc.va.blocks()[cid].gpu(0).has_chunk))
+            continue;
           if (last_use.count(cid) && last_use[cid] >= best) {
             best = last_use[cid];
             mru = cid;

@@ -80,11 +80,11 @@ TEST(ObservabilityModel, BudgetsSamplesNotificationsAndAdaptation) {
   va.build({a}, true);
   auto& blocks = va.blocks();
   for (auto& b : blocks) {
-    b.gpu_resident.set_range(0, 512);
-    b.gpu_count = 512;
+    b.gpu(0).resident.set_range(0, 512);
+    b.gpu(0).count = 512;
   }
   for (std::uint32_t i = 0; i < 4; ++i) {
-    const PageMask smp = obs.choose_samples(blocks[i], blocks[i].gpu_resident, nullptr);
+    const PageMask smp = obs.choose_samples(blocks[i], blocks[i].gpu(0).resident, nullptr);
     EXPECT_EQ(smp.count(), 16u);  // one whole 64 KB page
     EXPECT_TRUE(smp.big_page_full(smp.find_next(0) / 16));
     obs.start(blocks[i], ObservePurpose::Eviction, smp, 0);
@@ -94,14 +94,14 @@ TEST(ObservabilityModel, BudgetsSamplesNotificationsAndAdaptation) {
   // Samples drawn from given pages only: the 64 KB pages lying wholly in them.
   PageMask from;
   from.set_range(32, 48);
-  EXPECT_EQ(obs.choose_samples(blocks[5], blocks[5].gpu_resident, &from), from);
+  EXPECT_EQ(obs.choose_samples(blocks[5], blocks[5].gpu(0).resident, &from), from);
   from.set_range(40, 50);  // 48..49 spoil big page 3
-  EXPECT_EQ(obs.choose_samples(blocks[5], blocks[5].gpu_resident, &from).count(), 16u);
+  EXPECT_EQ(obs.choose_samples(blocks[5], blocks[5].gpu(0).resident, &from).count(), 16u);
   // A small region's only pages can all be the sample.
-  blocks[6].gpu_resident.clear();
-  blocks[6].gpu_resident.set_range(0, 4);
-  blocks[6].gpu_count = 4;
-  EXPECT_EQ(obs.choose_samples(blocks[6], blocks[6].gpu_resident, nullptr).count(), 4u);
+  blocks[6].gpu(0).resident.clear();
+  blocks[6].gpu(0).resident.set_range(0, 4);
+  blocks[6].gpu(0).count = 4;
+  EXPECT_EQ(obs.choose_samples(blocks[6], blocks[6].gpu(0).resident, nullptr).count(), 4u);
   // (The hardware counter that watches the samples: AccessCounters.WatchedPages* in
   // test_models.cpp.)
   EXPECT_EQ(obs.end(2).block, 2u);

@@ -359,7 +359,7 @@ TEST(RgpPolicy, StreamingAllocationsGetWholeRegionsAndTriggeredNextRegions) {
   TestEngine::Sink sink(s.engine, ObservePurpose::Feedback);
   rgp->feedback_candidates(sink, 0);
   ASSERT_TRUE(s.engine.is_observed(2));
-  s.va.blocks()[3].gpu_count = 512;
+  s.va.blocks()[3].gpu(0).count = 512;
   s.engine.end_observation(2);
   rgp->on_access_counter(s.b(2), 40, ObservePurpose::Feedback, 0);
   EXPECT_EQ(s.engine.region_requests, (Ids{4}));

@@ -431,7 +431,7 @@ TEST(PlacementState, ChunkSourcesFollowThePartition) {
   ps.join_reservation(blocks[3], r);
   ps.refresh(blocks[3]);
   EXPECT_EQ(ps.general_cap(), 2u);
-  blocks[0].has_chunk = blocks[1].has_chunk = true;
+  blocks[0].gpu(0).has_chunk = blocks[1].gpu(0).has_chunk = true;
   ps.refresh(blocks[0]);
   ps.refresh(blocks[1]);
   // The general pool is full: block 2 takes the eviction policy's victim; block 3 a free chunk.
@@ -448,11 +448,11 @@ TEST(PlacementState, ChunkSourcesFollowThePartition) {
   ps.block(2).gpu_pinned.set(0);
   ps.refresh(blocks[2]);
   EXPECT_EQ(ps.chunk_source(blocks[2], 2, blocks).kind, S::PolicyVictim);  // block 1 is general
-  blocks[1].has_chunk = false;
+  blocks[1].gpu(0).has_chunk = false;
   ps.refresh(blocks[1]);
   EXPECT_EQ(ps.chunk_source(blocks[2], 1, blocks).kind, S::Free);
   // The reservation at its quota evicts its own chunk; leaving it returns the quota.
-  blocks[3].has_chunk = true;
+  blocks[3].gpu(0).has_chunk = true;
   ps.refresh(blocks[3]);
   EXPECT_EQ(ps.reservation(r)->used, 1u);
   ps.leave_reservation(blocks[3]);

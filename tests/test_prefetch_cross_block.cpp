@@ -19,13 +19,13 @@ namespace {
 /// its own tree is then exactly half full, which never passes the strict 51 % rule.
 void half_resident(VaBlock& b) {
   for (unsigned k = 0; k < kPagesPerBlock; k += 2 * kPagesPerBigPage)
-    b.gpu_resident.set_range(k, k + kPagesPerBigPage);
-  b.gpu_count = b.gpu_resident.count();
+    b.gpu(0).resident.set_range(k, k + kPagesPerBigPage);
+  b.gpu(0).count = b.gpu(0).resident.count();
 }
 
 void full_resident(VaBlock& b) {
-  b.gpu_resident = b.valid_mask();
-  b.gpu_count = b.gpu_resident.count();
+  b.gpu(0).resident = b.valid_mask();
+  b.gpu(0).count = b.gpu(0).resident.count();
 }
 
 struct Rig {
@@ -44,7 +44,7 @@ struct Rig {
     auto tree = make_prefetch_policy("tree", engine.ctx(cfg));
     PageMask faulted, none, out;
     faulted.set(page);
-    tree->compute({b(i), Processor::Gpu, b(i).gpu_resident, faulted, none, 0}, out);
+    tree->compute({b(i), Processor::Gpu, b(i).gpu(0).resident, faulted, none, 0}, out);
     return out;
   }
 };
@@ -73,8 +73,8 @@ TEST(PrefetchCrossBlock, KnobOnPrefetchesTheNeighbour) {
   Rig less(2);
   half_resident(less.b(0));
   half_resident(less.b(1));
-  for (unsigned p = 0; p < kPagesPerBigPage; ++p) less.b(1).gpu_resident.reset(p);
-  less.b(1).gpu_count = less.b(1).gpu_resident.count();
+  for (unsigned p = 0; p < kPagesPerBigPage; ++p) less.b(1).gpu(0).resident.reset(p);
+  less.b(1).gpu(0).count = less.b(1).gpu(0).resident.count();
   less.fault(0, 16);
   EXPECT_TRUE(less.engine.cross_block_requests.empty());
 }
@@ -165,7 +165,7 @@ TEST(PrefetchCrossBlock, CpuDestinationAndThrashingPagesStayInTheBlock) {
   EXPECT_TRUE(r.engine.cross_block_requests.empty());
   // A thrashing faulted page starts no walk, as in the block.
   out.clear();
-  tree->compute({r.b(0), Processor::Gpu, r.b(0).gpu_resident, faulted, faulted, 0}, out);
+  tree->compute({r.b(0), Processor::Gpu, r.b(0).gpu(0).resident, faulted, faulted, 0}, out);
   EXPECT_TRUE(r.engine.cross_block_requests.empty());
 }
 

@@ -40,13 +40,13 @@ std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceT
     residency_.made_resident(b, st.cpu);  // a GPU write ended read duplication in place
   }
   if (c.faulted.any() || c.remote.any() || c.collapsed) {
-    ++b.mapping_gen;  // PTE writes + TLB invalidate
-    b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
+    ++b.gpu(0).mapping_gen;  // PTE writes + TLB invalidate
+    b.gpu(0).map_ready_at = std::max(b.gpu(0).map_ready_at, std::max(st.cpu, st.copy_done));
   }
   // service_fault_batch_block adds the block's tracker to the batch's: the replay that follows
   // waits for the block's outstanding copies and PTE writes, even when this batch found nothing
   // to do in it (a re-fault while an earlier batch's copies still run, under BATCH/BLOCK/ONCE).
-  st.copy_done = std::max(st.copy_done, b.map_ready_at);
+  st.copy_done = std::max(st.copy_done, b.gpu(0).map_ready_at);
   return c.duplicates;
 }
 
@@ -65,8 +65,8 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
     }
     prev = page;
     const bool write = f.kind >= AccessKind::Write;
-    if (b.remote_mapped.test(page) ||
-        (b.gpu_resident.test(page) && !(write && b.read_only_gpu.test(page)))) {
+    if (b.gpu(0).remote_mapped.test(page) ||
+        (b.gpu(0).resident.test(page) && !(write && b.gpu(0).read_only.test(page)))) {
       ++s.faults_already_resident;
       continue;
     }
@@ -81,20 +81,21 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
     if (hint.type == ThrashingDetector::Hint::Pin) {
       ++s.pin_hints;
       // Pinned in host memory: the GPU maps it. Pinned on the GPU: it migrates there as usual.
-      if (hint.pin == Processor::Cpu && b.cpu_resident.test(page) && !b.gpu_resident.test(page)) {
+      if (hint.pin == Processor::Cpu && b.cpu_resident.test(page) &&
+          !b.gpu(0).resident.test(page)) {
         c.remote.set(page);
         continue;
       }
     }
     ++s.faults_serviced;
-    if (write && b.gpu_resident.test(page)) {
+    if (write && b.gpu(0).resident.test(page)) {
       // Write to a read-duplicated page: collapse to the GPU copy, invalidate the CPU's.
       b.cpu_resident.reset(page);
-      b.read_only_gpu.reset(page);
-      b.dirty.set(page);
+      b.gpu(0).read_only.reset(page);
+      b.gpu(0).dirty.set(page);
       PageMask one;
       one.set(page);
-      b.add_map_pending(one, dc_.sim.queue.now());  // the writable PTE comes with the others
+      b.gpu(0).add_map_pending(one, dc_.sim.queue.now());  // the writable PTE comes with the others
       c.collapsed = true;
       continue;
     }
@@ -105,7 +106,7 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
     } else if (policies_.placement().place(b, page, f.kind, now) ==
                PlacementPolicy::Decision::MapRemote) {
       c.remote.set(page);
-    } else if (!b.has_chunk && !pool_.chunk_obtainable(b)) {
+    } else if (!b.gpu(0).has_chunk && !pool_.chunk_obtainable(b)) {
       // Every chunk this block could take is pinned or reserved for others: serve it remotely.
       ++s.placement.no_chunk_remote_maps;
       c.remote.set(page);
@@ -136,7 +137,7 @@ std::uint64_t BlockService::service_system(VaBlock& b, std::span<const BatchFaul
       continue;
     }
     prev = page;
-    if (b.gpu_resident.test(page) || b.remote_mapped.test(page)) {
+    if (b.gpu(0).resident.test(page) || b.gpu(0).remote_mapped.test(page)) {
       ++s.faults_already_resident;
       continue;
     }
@@ -147,26 +148,26 @@ std::uint64_t BlockService::service_system(VaBlock& b, std::span<const BatchFaul
   if (faulted.any()) {
     PageMask prefetch;
     if (dc_.cfg.driver.prefetch_enable) {
-      policies_.prefetch().compute(
-          PrefetchPolicy::Request{b, Processor::Gpu, b.gpu_resident, faulted, PageMask{}, st.cpu},
-          prefetch);
+      policies_.prefetch().compute(PrefetchPolicy::Request{b, Processor::Gpu, b.gpu(0).resident,
+                                                           faulted, PageMask{}, st.cpu},
+                                   prefetch);
     }
-    prefetch = minus(minus(prefetch & b.valid_mask(), b.cpu_resident), b.gpu_resident);
+    prefetch = minus(minus(prefetch & b.valid_mask(), b.cpu_resident), b.gpu(0).resident);
     residency_.make_resident_gpu(b, residency_.system_pages_of(b, faulted), prefetch,
                                  HtodCause::Demand, st, &writes);
-    ++b.mapping_gen;  // PTE writes + TLB invalidate
-    b.map_ready_at = std::max(b.map_ready_at, std::max(st.cpu, st.copy_done));
+    ++b.gpu(0).mapping_gen;  // PTE writes + TLB invalidate
+    b.gpu(0).map_ready_at = std::max(b.gpu(0).map_ready_at, std::max(st.cpu, st.copy_done));
   }
-  st.copy_done = std::max(st.copy_done, b.map_ready_at);
+  st.copy_done = std::max(st.copy_done, b.gpu(0).map_ready_at);
   return duplicates;
 }
 
 void BlockService::map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& st) {
   // Pages resident nowhere are populated in host memory first (zero-filled, no copy).
-  const PageMask fresh = minus(minus(remote, b.cpu_resident), b.gpu_resident);
+  const PageMask fresh = minus(minus(remote, b.cpu_resident), b.gpu(0).resident);
   b.cpu_resident |= fresh;
   b.cpu_backed |= fresh;
-  b.remote_mapped |= remote;
+  b.gpu(0).remote_mapped |= remote;
   const unsigned n = remote.count();
   dc_.stats().remote_maps += n;
   st.cpu += ns_to_ps(dc_.cfg.cost.page_ns) * n;
@@ -189,16 +190,17 @@ PageMask BlockService::choose_prefetch(VaBlock& b, const PageMask& faulted, cons
                                        b.preferred == PreferredLocation::Gpu);
   if (!gated || b.fault_migrations_to_last_proc < dc_.cfg.driver.prefetch_min_faults)
     return prefetch;
-  if (b.preferred == PreferredLocation::Gpu && b.gpu_count == 0 && b.cpu_resident.none()) {
+  if (b.preferred == PreferredLocation::Gpu && b.gpu(0).count == 0 && b.cpu_resident.none()) {
     prefetch = b.valid_mask();  // first touch at the preferred location: whole block
   } else {
-    policies_.prefetch().compute(PrefetchPolicy::Request{b, Processor::Gpu, b.gpu_resident, faulted,
-                                                         thrashing_.thrashing_pages(b.id), now},
-                                 prefetch);
+    policies_.prefetch().compute(
+        PrefetchPolicy::Request{b, Processor::Gpu, b.gpu(0).resident, faulted,
+                                thrashing_.thrashing_pages(b.id), now},
+        prefetch);
   }
   prefetch &= b.valid_mask();
   prefetch.and_not(faulted);
-  prefetch.and_not(b.gpu_resident);
+  prefetch.and_not(b.gpu(0).resident);
   const PlacementState& place = pool_.placement();
   if (place.active()) prefetch.and_not(place.block(b.id).no_migrate);  // host pins stay
   // An observed region's sample pages stay on the host until the GPU touches them.

@@ -16,7 +16,7 @@ RootChunkPool::RootChunkPool(DriverContext& dc, PlacementState& place, PolicySet
 }
 
 bool RootChunkPool::chunk_obtainable(const VaBlock& b) const {
-  if (b.has_chunk) return true;
+  if (b.gpu(0).has_chunk) return true;
   if (!place_.active()) return used_chunks() < capacity_ || !resident_.empty();
   return place_.chunk_source(b, used_chunks(), dc_.sim.va.blocks()).kind !=
          PlacementState::Source::None;
@@ -28,7 +28,7 @@ std::uint32_t RootChunkPool::choose_victim(const VaBlock& b, Tick now) {
   auto policy_victim = [&] {
     policy_decided_ = true;
     const std::uint32_t v = policies_.eviction().select_victim(b.id, now);
-    if (v == kNoBlock || v >= blocks.size() || !blocks[v].has_chunk || v == b.id ||
+    if (v == kNoBlock || v >= blocks.size() || !blocks[v].gpu(0).has_chunk || v == b.id ||
         place_.withheld(v)) {
       throw std::logic_error("eviction policy '" + dc_.cfg.engine.eviction +
                              "' returned no valid victim (" +
@@ -69,7 +69,7 @@ void RootChunkPool::take_free_chunk(ServiceTimes& st) {
 }
 
 void RootChunkPool::assign(VaBlock& b) {
-  b.has_chunk = true;
+  b.gpu(0).has_chunk = true;
   resident_pos_[b.id] = static_cast<std::uint32_t>(resident_.size());
   resident_.push_back(b.id);
   if (place_.active()) {
@@ -89,8 +89,8 @@ void RootChunkPool::release(const VaBlock& v) {
 }
 
 void RootChunkPool::free_chunk(VaBlock& b) {
-  if (!b.has_chunk) return;
-  b.has_chunk = false;
+  if (!b.gpu(0).has_chunk) return;
+  b.gpu(0).has_chunk = false;
   // uvm_pmm_gpu_free: the root chunk goes back to UVM's free list, not to PMA, so the next
   // allocation takes it without a PMA call.
   --allocated_;
@@ -123,7 +123,7 @@ void RootChunkPool::activate_placement() {
 
 void RootChunkPool::track_evictable(const VaBlock& b) {
   if (!place_.active()) return;
-  const bool want = b.has_chunk && !place_.withheld(b.id);
+  const bool want = b.gpu(0).has_chunk && !place_.withheld(b.id);
   std::uint32_t& pos = evictable_pos_[b.id];
   if (want && pos == ~0u) {
     pos = static_cast<std::uint32_t>(evictable_.size());
@@ -142,7 +142,7 @@ void RootChunkPool::refresh(const VaBlock& b, Tick now) {
   track_evictable(b);
   auto& ps = dc_.stats().placement;
   ps.max_pinned_chunks = std::max<std::uint64_t>(ps.max_pinned_chunks, place_.pinned_chunks());
-  if (was == is || !b.has_chunk) return;
+  if (was == is || !b.gpu(0).has_chunk) return;
   policies_.each([&](PolicyBase& p) {
     if (is)
       p.on_chunk_withheld(b, now);

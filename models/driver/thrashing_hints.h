@@ -14,7 +14,7 @@ inline ThrashingDetector::Result thrashing_hint(ThrashingDetector& t, const VaBl
                                                 unsigned page, Processor requester, Tick now) {
   const std::uint8_t resident = static_cast<std::uint8_t>(
       (b.cpu_resident.test(page) ? ThrashingDetector::bit(Processor::Cpu) : 0) |
-      (b.gpu_resident.test(page) ? ThrashingDetector::bit(Processor::Gpu) : 0));
+      (b.gpu(0).resident.test(page) ? ThrashingDetector::bit(Processor::Gpu) : 0));
   Processor pref = Processor::Gpu;
   const Processor* pp = nullptr;
   if (b.preferred != PreferredLocation::None) {
@@ -31,10 +31,11 @@ inline ThrashingDetector::Result thrashing_hint(ThrashingDetector& t, const VaBl
 inline void expire_thrashing_pins(ThrashingDetector& t, DriverContext& dc, Tick now) {
   t.expire_pins(now, [&](std::uint32_t block, unsigned page) {
     VaBlock& b = dc.block(block);
-    if (!b.remote_mapped.test(page) || b.preferred == PreferredLocation::Cpu || b.accessed_by_gpu)
+    if (!b.gpu(0).remote_mapped.test(page) || b.preferred == PreferredLocation::Cpu ||
+        b.accessed_by_gpu)
       return;
-    b.remote_mapped.reset(page);
-    ++b.mapping_gen;
+    b.gpu(0).remote_mapped.reset(page);
+    ++b.gpu(0).mapping_gen;
   });
 }
 
