@@ -39,8 +39,12 @@ struct Event {
   Tick time;
   std::uint64_t seq;
   EventType type;
+  /// The GPU whose hardware or driver slice handles it (0 on a one-GPU machine). It sits in the
+  /// padding after `type`, so an event stays 24 bytes.
+  std::uint8_t gpu;
   std::uint32_t arg;
 };
+static_assert(sizeof(Event) == 24);
 
 class EventQueue {
  public:
@@ -55,16 +59,17 @@ class EventQueue {
     scratch_.reserve(1024);
   }
 
-  void schedule(Tick t, EventType type, std::uint32_t arg = 0) {
-    schedule_reserved(t, seq_++, type, arg);
+  void schedule(Tick t, EventType type, std::uint32_t arg = 0, std::uint8_t gpu = 0) {
+    schedule_reserved(t, seq_++, type, arg, gpu);
   }
   /// Takes the sequence number the next schedule() would use, for an event that may never be
   /// scheduled: its owner can fire it as if it had been (same place among equal timestamps), and
   /// every later event's number is the same either way.
   std::uint64_t reserve_seq() { return seq_++; }
   /// Schedules an event with a number from reserve_seq(); it fires in (t, seq) order.
-  void schedule_reserved(Tick t, std::uint64_t seq, EventType type, std::uint32_t arg) {
-    const Event e{t, seq, type, arg};
+  void schedule_reserved(Tick t, std::uint64_t seq, EventType type, std::uint32_t arg,
+                         std::uint8_t gpu = 0) {
+    const Event e{t, seq, type, gpu, arg};
     ++size_;
     const std::uint64_t idx = t >> kBucketBits;
     if (idx <= cur_index_) {

@@ -10,8 +10,9 @@
 
 namespace uvmsim {
 
-Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interrupt& irq)
-    : ctx_(ctx), cfg_(ctx.cfg), buffer_(buffer), counters_(counters), irq_(irq) {
+Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interrupt& irq,
+         std::uint8_t ordinal)
+    : ctx_(ctx), cfg_(ctx.cfg), buffer_(buffer), counters_(counters), irq_(irq), ord_(ordinal) {
   ps_per_cycle_ = 1e6 / cfg_.gpu.clock_mhz;
   l1_lat_ = cycles(cfg_.tlb.l1_latency_cycles);
   l2_lat_ = cycles(cfg_.tlb.l2_latency_cycles);
@@ -102,7 +103,7 @@ void Gpu::start_tb(std::uint32_t slot, Tick t) {
     w.sm = sm;
     w.active = true;
     w.group_done = t;
-    ctx_.queue.schedule(t, EventType::WarpWake, wi);
+    ctx_.queue.schedule(t, EventType::WarpWake, wi, ord_);
   }
   if (s.view.num_warps == 0) {
     s.warps_left = 1;
@@ -157,7 +158,7 @@ void Gpu::run_warp(std::uint32_t wi, Tick t) {
           sm_.issue(w.sm, std::max(t, w.group_done), w.cur.gap_cycles, ps_per_cycle_);
       w.gap_paid = true;
       if (!can_inline(ready)) {
-        ctx_.queue.schedule(ready, EventType::WarpWake, wi);
+        ctx_.queue.schedule(ready, EventType::WarpWake, wi, ord_);
         return;
       }
       t = ready;
@@ -380,7 +381,7 @@ void Gpu::raise_entry(FaultRecord& fr, Tick t) {
   ++queued_reports_;
   if (!ut.report_scheduled) {
     ut.report_scheduled = true;
-    ctx_.queue.schedule(std::max(ready, ut.report_free), EventType::FaultReport, fr.utlb);
+    ctx_.queue.schedule(std::max(ready, ut.report_free), EventType::FaultReport, fr.utlb, ord_);
   }
 }
 
@@ -393,7 +394,7 @@ bool Gpu::report_due(std::uint32_t u, Tick now) {
   // A replay may also have replaced the report by a later one: wait for that one.
   if (const Tick ready = std::max(ut.reports[ut.report_head].valid_at, ut.report_free);
       ready > now) {
-    ctx_.queue.schedule(ready, EventType::FaultReport, u);
+    ctx_.queue.schedule(ready, EventType::FaultReport, u, ord_);
     return false;
   }
   return true;
@@ -414,7 +415,7 @@ void Gpu::on_fault_report(std::uint32_t u, Tick now) {
     wait_for_gmmu(u);
     if (!gmmu_event_) {
       gmmu_event_ = true;
-      ctx_.queue.schedule(gmmu_free_, EventType::GmmuFree, 0);
+      ctx_.queue.schedule(gmmu_free_, EventType::GmmuFree, 0, ord_);
     }
     return;
   }
@@ -444,7 +445,7 @@ Tick Gpu::on_gmmu_free(Tick now, Tick horizon) {
     const Tick next = gmmu_free_;
     if (next > horizon || (!ctx_.queue.empty() && ctx_.queue.next_time() <= next)) {
       gmmu_event_ = true;
-      ctx_.queue.schedule(next, EventType::GmmuFree, 0);
+      ctx_.queue.schedule(next, EventType::GmmuFree, 0, ord_);
       return now;
     }
     now = next;
@@ -500,7 +501,7 @@ void Gpu::write_report(std::uint32_t u, Tick now, bool defer) {
     join_ = DeferredJoin{due, ctx_.queue.reserve_seq(), u, true};
     return;
   }
-  ctx_.queue.schedule(due, EventType::FaultReport, u);
+  ctx_.queue.schedule(due, EventType::FaultReport, u, ord_);
 }
 
 void Gpu::free_record(std::uint32_t rid) {
@@ -583,7 +584,7 @@ bool Gpu::retry_waiters(FaultRecord& fr, const VaBlock& b, unsigned p, Tick now)
     warp.group_done = std::max(warp.group_done, done);
     if (--warp.outstanding == 0 && warp.waiting) {
       warp.waiting = false;
-      ctx_.queue.schedule(now, EventType::WarpWake, wt.warp);
+      ctx_.queue.schedule(now, EventType::WarpWake, wt.warp, ord_);
     }
     w = next;
   }
@@ -620,7 +621,7 @@ void Gpu::on_replay(Tick now) {
   settle_join(now, ctx_.queue.now_seq());
   if (join_.active) {
     join_.active = false;
-    ctx_.queue.schedule_reserved(join_.time, join_.seq, EventType::FaultReport, join_.utlb);
+    ctx_.queue.schedule_reserved(join_.time, join_.seq, EventType::FaultReport, join_.utlb, ord_);
   }
   // 1. Every waiting access retries. Only pages whose block mapping changed since the last look
   //    can now succeed, so only those blocks are examined.

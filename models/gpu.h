@@ -30,7 +30,10 @@ namespace uvmsim {
 
 class Gpu final : public ThreadblockSource {
  public:
-  Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interrupt& irq);
+  /// GPU `ordinal` of the machine: its events carry it (Event::gpu).
+  Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interrupt& irq,
+      std::uint8_t ordinal);
+  std::uint8_t ordinal() const { return ord_; }
   /// Who hears completed accesses (if it wants them) and threadblock ends; may be null.
   void set_listener(GpuListener* l) {
     listener_ = l;
@@ -174,6 +177,7 @@ class Gpu final : public ThreadblockSource {
   FaultBuffer& buffer_;
   AccessCounters& counters_;
   Interrupt& irq_;
+  std::uint8_t ord_;  ///< this GPU's ordinal, carried by its events
   GpuListener* listener_ = nullptr;
   bool notify_accesses_ = false;  ///< the listener wants every access
   double ps_per_cycle_;

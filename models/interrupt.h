@@ -13,13 +13,16 @@ namespace uvmsim {
 
 class Interrupt {
  public:
-  Interrupt(EventQueue& queue, Tick latency) : queue_(queue), latency_(latency) {}
+  /// The line of GPU `gpu`: the bottom half it wakes is that GPU's (the driver runs one per GPU,
+  /// uvm_gpu_isr.c).
+  Interrupt(EventQueue& queue, Tick latency, std::uint8_t gpu = 0)
+      : queue_(queue), latency_(latency), gpu_(gpu) {}
 
   /// The GPU signals new work at `t`: if the line is enabled, the driver wakes at t + latency.
   void raise(Tick t) {
     if (masked_) return;
     masked_ = true;
-    queue_.schedule(t + latency_, EventType::DriverWake);
+    queue_.schedule(t + latency_, EventType::DriverWake, 0, gpu_);
   }
   bool masked() const { return masked_; }
   /// The driver's own wake-ups (a policy asked for service, the next batch): they keep the line
@@ -27,10 +30,12 @@ class Interrupt {
   void mask() { masked_ = true; }
   void unmask() { masked_ = false; }
   Tick latency() const { return latency_; }
+  std::uint8_t gpu() const { return gpu_; }
 
  private:
   EventQueue& queue_;
   Tick latency_;
+  std::uint8_t gpu_;
   bool masked_ = false;
 };
 

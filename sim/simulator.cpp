@@ -1,5 +1,6 @@
 #include "sim/simulator.h"
 
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -67,14 +68,16 @@ void check_not_freed(const VaSpace& va, const trace::HostEvent& ev, const std::s
 struct Machine {
   Machine(SimContext& ctx, std::uint64_t capacity_chunks, const std::filesystem::path& trace,
           const trace::Hints* hints, opt::OrderWriter* order)
-      : irq(ctx.queue, ns_to_ps(ctx.cfg.gpu.interrupt_latency_ns)),
+      : irq(ctx.queue, ns_to_ps(ctx.cfg.gpu.interrupt_latency_ns), kGpu),
         counters(irq, ctx.stats, ctx.cfg.access_counters, ctx.va.blocks().size()),
         driver(ctx, buffer, counters, irq, capacity_chunks, trace, hints),
-        gpu(ctx, buffer, counters, irq) {
+        gpu(ctx, buffer, counters, irq, kGpu) {
     if (order) recorder.emplace(driver.facade(), *order);
     gpu.set_listener(recorder ? static_cast<GpuListener*>(&*recorder) : &driver.facade());
     driver.facade().attach_gpu(&gpu);
   }
+  /// The one GPU uvmsim simulates today; every event carries its ordinal.
+  static constexpr std::uint8_t kGpu = 0;
   FaultBuffer buffer;
   Interrupt irq;
   AccessCounters counters;
@@ -204,6 +207,7 @@ Tick Simulator::drain(EventQueue& queue, UvmDriver& driver, Gpu& gpu, Tick limit
     }
     last_event = e.time;
     intervals_.advance(e.time, stats_);
+    assert(e.gpu == gpu.ordinal());  // one GPU: every event is its hardware's or its driver's
     switch (e.type) {
       case EventType::WarpWake:
         gpu.on_warp_wake(e.arg, e.time);

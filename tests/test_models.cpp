@@ -117,6 +117,27 @@ TEST(EventQueue, AReservedNumberFiresWhereItsScheduleWouldHave) {
   EXPECT_EQ(seqs, (std::vector<std::uint64_t>{1, 2, 3, 4}));
 }
 
+TEST(EventQueue, AnEventKeepsItsGpuThroughEveryPathOfTheQueue) {
+  // The drained bucket, a ring bucket, the overflow heap and a reserved number each keep the
+  // GPU an event was scheduled for; it does not take part in the order.
+  EventQueue q;
+  q.schedule(10, EventType::WarpWake, 1, 3);
+  q.pop();                                               // drains t = 10's bucket
+  q.schedule(11, EventType::FaultReport, 2, 15);         // into the bucket being drained
+  q.schedule(100'000, EventType::DriverWake, 3, 7);      // a ring bucket
+  q.schedule(1'000'000'000, EventType::BatchEnd, 4, 1);  // beyond the ring: overflow
+  q.schedule(1'000'000'000, EventType::Replay, 5);       // GPU 0 unless named
+  const std::uint64_t reserved = q.reserve_seq();
+  q.schedule_reserved(100'000, reserved, EventType::GmmuFree, 6, 9);
+  std::vector<std::pair<std::uint32_t, unsigned>> got;
+  while (!q.empty()) {
+    const Event e = q.pop();
+    got.emplace_back(e.arg, e.gpu);
+  }
+  EXPECT_EQ(got, (std::vector<std::pair<std::uint32_t, unsigned>>{
+                     {2, 15}, {3, 7}, {6, 9}, {4, 1}, {5, 0}}));
+}
+
 TEST(EventQueue, AheadShowsTheEventsPopReturnsNextWithinTheDrainedBucket) {
   EventQueue q;
   for (std::uint32_t i = 0; i < 6; ++i) q.schedule(100 + i, EventType::WarpWake, i);

@@ -40,7 +40,7 @@ void UvmDriver::finish_stats() {
 
 void UvmDriver::wake_at(Tick t) {
   irq_.mask();
-  dc_.sim.queue.schedule(t, EventType::DriverWake);
+  dc_.sim.queue.schedule(t, EventType::DriverWake, 0, irq_.gpu());
 }
 
 void UvmDriver::request_service(Tick now) {
@@ -157,7 +157,7 @@ bool UvmDriver::service_fault_batch(Tick now) {
   batch_copies_done_ = st.copy_done;
   run_copies_done_ = std::max(run_copies_done_, st.copy_done);
   const bool waits = dc_.cfg.driver.replay_policy == ReplayPolicy::BatchFlush;
-  dc_.sim.queue.schedule(waits ? end : st.cpu, EventType::BatchEnd, dc_.batch_id);
+  dc_.sim.queue.schedule(waits ? end : st.cpu, EventType::BatchEnd, dc_.batch_id, irq_.gpu());
   return true;
 }
 
@@ -219,7 +219,7 @@ void UvmDriver::on_batch_end(std::uint32_t, Tick now) {
 void UvmDriver::schedule_replay(Tick t) {
   ++dc_.stats().replays;
   replay_issued_in_run_ = true;
-  dc_.sim.queue.schedule(t + ns_to_ps(dc_.cfg.cost.replay_ns), EventType::Replay);
+  dc_.sim.queue.schedule(t + ns_to_ps(dc_.cfg.cost.replay_ns), EventType::Replay, 0, irq_.gpu());
 }
 
 void UvmDriver::end_bottom_half(Tick now) {
