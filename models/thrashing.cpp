@@ -1,6 +1,7 @@
 #include "models/thrashing.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace uvmsim {
 
@@ -10,18 +11,14 @@ constexpr Tick kLapseMax = static_cast<Tick>(kDefaultLapseUs * 1000 * kPsPerUs);
 constexpr Tick kLapseMin = static_cast<Tick>(kDefaultLapseUs / 100 * kPsPerUs);
 constexpr Tick kLapseStepMax = kLapseMax / 10;
 
-std::int8_t id(Processor p) { return p == Processor::Cpu ? 0 : 1; }
-std::uint8_t bit_of(std::int8_t i) { return i < 0 ? 0 : static_cast<std::uint8_t>(1u << i); }
-Processor proc(std::int8_t i) { return i == 0 ? Processor::Cpu : Processor::Gpu; }
-
-// x86 + PCIe: the GPU can map host memory; the CPU cannot map GPU memory (accessible_from).
-std::uint8_t accessible_from(std::int8_t to) { return to == 0 ? 3 : 2; }
-// can_access[p]: the locations p can map. CPU: itself; GPU: itself and host memory.
-std::uint8_t can_access(std::int8_t p) { return p == 0 ? 1 : 3; }
+std::int8_t id(Processor p) { return static_cast<std::int8_t>(processor_id(p)); }
+ProcessorMask bit_of(std::int8_t i) { return i < 0 ? 0 : ProcessorMask{1} << i; }
 }  // namespace
 
-void ThrashingDetector::configure(const ThrashingConfig& cfg, std::size_t num_blocks) {
+void ThrashingDetector::configure(const ThrashingConfig& cfg, std::size_t num_blocks,
+                                  const Topology& topology) {
   cfg_ = cfg;
+  topo_ = topology;
   // va_space_thrashing_info_init_params: nap, epoch and pin are fixed multiples of the initial
   // lapse; only the detection lapse adapts later.
   lapse_ = static_cast<Tick>(cfg.lapse_us * kPsPerUs);
@@ -138,31 +135,34 @@ void ThrashingDetector::throttle_update(PageState& p, std::int8_t req, Tick now)
 }
 
 ThrashingDetector::Result ThrashingDetector::migration_hint(const PageState& p, std::int8_t req,
-                                                            std::uint8_t resident,
+                                                            ProcessorMask resident,
                                                             std::int8_t pref) const {
-  // get_hint_for_migration_thrashing with the PCIe access masks above.
+  // get_hint_for_migration_thrashing, over the topology's access masks.
   Result h;
-  const std::uint8_t P = p.processors;
+  const ProcessorMask P = p.processors;
+  // thrashing_processors_can_access
   auto all_can_access = [&](std::int8_t to) {
-    return to != kNone && (P & ~accessible_from(to)) == 0;
+    return to != kNone && (P & ~topo_.accessible_from(to)) == 0;
   };
-  // Closest resident copy to the requester (its own, else the other one).
-  const std::int8_t other = req == kCpu ? kGpu : kCpu;
-  const std::int8_t closest = resident & bit_of(req)     ? req
-                              : resident & bit_of(other) ? other
-                                                         : kNone;
+  // uvm_va_block_page_get_closest_resident: the requester's own copy, else the closest one.
+  const auto closest = static_cast<std::int8_t>(topo_.find_closest(resident, req));
+  // thrashing_processors_have_fast_access_to: a fast link with native atomics, or the
+  // residency itself (with no SMC partitions, a GPU's only "SMC peer" is itself).
+  auto all_have_fast_access = [&](std::int8_t to) {
+    return to != kNone && (P & ~(topo_.fast_atomic_link(to) | bit_of(to))) == 0;
+  };
   auto pin = [&](std::int8_t where) {
     h.type = Hint::Pin;
-    h.pin = proc(where);
+    h.pin = processor_of_id(where);
   };
   if (all_can_access(pref)) {
     pin(pref);
-  } else if (!(pref != kNone && (P & bit_of(pref))) && closest != kNone &&
-             (P & ~bit_of(closest)) == 0) {
-    // Fast path (every thrashing processor has fast access to the residency): without NVLink
-    // only when the residency is the sole thrashing processor.
-    if (closest == kCpu && all_can_access(req)) {
-      if (req == kGpu) pin(req);
+  } else if (!(pref != kNone && (P & bit_of(pref))) && all_have_fast_access(closest)) {
+    // Fast path: every thrashing processor reaches the residency quickly (without NVLink, only
+    // when the residency is the sole thrashing processor). A host copy stays where it is when
+    // everybody can reach the requester: a GPU requester takes the pin.
+    if (closest == 0 && all_can_access(req)) {
+      if (req != 0) pin(req);
     } else {
       pin(closest);
     }
@@ -182,13 +182,14 @@ ThrashingDetector::Result ThrashingDetector::migration_hint(const PageState& p, 
       if (all_can_access(req)) {
         pin(req);
       } else {
-        // A location every thrashing processor can map (the host, when the GPU is one).
-        std::uint8_t common = 3;
-        for (std::int8_t i = 0; i < 2; ++i)
-          if (P & bit_of(i)) common &= can_access(i);
-        pin(common == 0 ? req : (common & bit_of(req)) ? req : (common & 1) ? kCpu : kGpu);
+        // thrashing_processors_common_locations: what every thrashing processor can map (the
+        // host, when a GPU is one), the closest of them to the requester.
+        ProcessorMask common = ~ProcessorMask{0};
+        for (ProcessorMask m = P; m; m &= m - 1) common &= topo_.can_access(std::countr_zero(m));
+        pin(common == 0 ? req : static_cast<std::int8_t>(topo_.find_closest(common, req)));
       }
-    } else if (p.pinned_residency != kNone && (accessible_from(p.pinned_residency) & bit_of(req))) {
+    } else if (p.pinned_residency != kNone &&
+               (topo_.accessible_from(p.pinned_residency) & bit_of(req))) {
       pin(p.pinned_residency);
     } else {
       h.type = Hint::Throttle;
@@ -202,7 +203,7 @@ ThrashingDetector::Result ThrashingDetector::migration_hint(const PageState& p, 
 }
 
 void ThrashingDetector::pin_page(std::uint32_t block, BlockState& b, unsigned page,
-                                 std::int8_t residency, std::uint8_t resident, Tick now) {
+                                 std::int8_t residency, ProcessorMask resident, Tick now) {
   // thrashing_pin_page
   PageState& p = b.pages[page];
   if (!p.pinned || !(resident & bit_of(residency))) end_throttling(p);
@@ -220,7 +221,7 @@ void ThrashingDetector::pin_page(std::uint32_t block, BlockState& b, unsigned pa
 }
 
 ThrashingDetector::Result ThrashingDetector::get_hint(std::uint32_t block, unsigned page,
-                                                      Processor requester, std::uint8_t resident,
+                                                      Processor requester, ProcessorMask resident,
                                                       const Processor* preferred, Tick now) {
   Result h;
   if (!cfg_.enable) return h;
@@ -246,7 +247,7 @@ ThrashingDetector::Result ThrashingDetector::get_hint(std::uint32_t block, unsig
       h.type = Hint::Throttle;
       decided = true;
     } else {
-      p.throttled &= static_cast<std::uint8_t>(~bit_of(req));
+      p.throttled &= ~bit_of(req);
       if (!p.throttled) p.throttle_end = 0;
     }
   }

@@ -1,6 +1,7 @@
-// Thrashing detection and mitigation, after uvm_perf_thrashing.c (uvm-driver.md §3), for the
-// model's two processors on x86 + PCIe: the GPU can map host memory, the CPU cannot map GPU
-// memory, and neither has a fast (NVLink + native atomics) path to the other.
+// Thrashing detection and mitigation, after uvm_perf_thrashing.c (uvm-driver.md §3), over the
+// processors of a Topology (models/topology.h): the CPU and every GPU, which memory each can
+// map and which pairs share a fast link. On x86 + PCIe the GPU can map host memory, the CPU
+// cannot map GPU memory, and neither has a fast (NVLink + native atomics) path to the other.
 //
 // Detection (thrashing_event_cb): inputs are copies to a processor caused by a fault (GPU or
 // CPU), the prefetcher or an access-counter notification. Evictions are ignored; any other
@@ -29,6 +30,7 @@
 
 #include "core/config.h"
 #include "core/types.h"
+#include "models/topology.h"
 #include "state/page_mask.h"
 
 namespace uvmsim {
@@ -43,8 +45,8 @@ class ThrashingDetector {
     AccessCounter,  ///< access-counter notification: an event
     Other,          ///< user migration, read duplication: resets the pages' tracking
   };
-  /// Processor locations as a 2-bit mask (bit 0 CPU, bit 1 GPU).
-  static constexpr std::uint8_t bit(Processor p) { return p == Processor::Cpu ? 1 : 2; }
+  /// A processor's bit in residency masks (bit 0 CPU, bit 1 + g GPU g).
+  static constexpr ProcessorMask bit(Processor p) { return processor_bit(p); }
 
   struct Result {
     Hint type = Hint::None;
@@ -52,12 +54,14 @@ class ThrashingDetector {
     Tick throttle_end = 0;           ///< Throttle: when the requester may try again
   };
 
-  void configure(const ThrashingConfig& cfg, std::size_t num_blocks);
+  /// `topology` says which processor can map which memory (the pin and the fast path depend
+  /// on it).
+  void configure(const ThrashingConfig& cfg, std::size_t num_blocks, const Topology& topology);
   /// A page of block `block` was copied to `dest` at `now`. Returns true if it became thrashing.
   bool on_migration(std::uint32_t block, unsigned page, Processor dest, Tick now, Cause cause);
   /// Hint for a fault by `requester` on the page (uvm_perf_thrashing_get_hint). `resident` is
   /// the page's residency mask (bit()), `preferred` the block's preferred location or nullptr.
-  Result get_hint(std::uint32_t block, unsigned page, Processor requester, std::uint8_t resident,
+  Result get_hint(std::uint32_t block, unsigned page, Processor requester, ProcessorMask resident,
                   const Processor* preferred, Tick now);
   /// Thrashing pages of a block (excluded from prefetch and the 64 KB upgrade).
   const PageMask& thrashing_pages(std::uint32_t block) const;
@@ -84,7 +88,7 @@ class ThrashingDetector {
   std::uint64_t block_resets() const { return block_resets_; }
 
  private:
-  static constexpr std::int8_t kNone = -1, kCpu = 0, kGpu = 1;
+  static constexpr std::int8_t kNone = -1;  ///< no processor (ids are processor_id())
   struct PageState {
     Tick last_time = 0;
     Tick throttle_end = 0;
@@ -93,8 +97,8 @@ class ThrashingDetector {
     bool pinned = false;
     std::uint8_t events = 0;            ///< saturates at 7 (3 bits)
     std::uint8_t throttling_count = 0;  ///< saturates at 255
-    std::uint8_t processors = 0;        ///< bit()
-    std::uint8_t throttled = 0;         ///< bit()
+    ProcessorMask processors = 0;       ///< bit()
+    ProcessorMask throttled = 0;        ///< bit()
     std::int8_t pinned_residency = kNone;
     std::int8_t do_not_throttle = kNone;
   };
@@ -116,13 +120,14 @@ class ThrashingDetector {
   void reset_page(BlockState& b, unsigned page);
   static void end_throttling(PageState& p);
   void throttle_update(PageState& p, std::int8_t req, Tick now);
-  Result migration_hint(const PageState& p, std::int8_t req, std::uint8_t resident,
+  Result migration_hint(const PageState& p, std::int8_t req, ProcessorMask resident,
                         std::int8_t pref) const;
   void pin_page(std::uint32_t block, BlockState& b, unsigned page, std::int8_t residency,
-                std::uint8_t resident, Tick now);
+                ProcessorMask resident, Tick now);
   void adjust_lapse(Tick gap);
 
   ThrashingConfig cfg_;
+  Topology topo_;
   Tick lapse_ = 0, nap_ = 0, epoch_ = 0, pin_ = 0;
   bool adaptive_ = false;
   std::int8_t lapse_stat_ = 0;

@@ -1,6 +1,7 @@
 // The thrashing detector against uvm_perf_thrashing.c (models/thrashing.h): which migrations are
 // events, the throttle/pin sequence with the PCIe access rules, pin expiry, the epoch reset with
-// max_resets, and the adaptive lapse.
+// max_resets, the adaptive lapse, and the same rules between GPUs over a node's topology
+// (models/topology.h).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -13,7 +14,9 @@ namespace {
 using Cause = ThrashingDetector::Cause;
 using Hint = ThrashingDetector::Hint;
 constexpr Tick us(double v) { return static_cast<Tick>(v * kPsPerUs); }
-constexpr std::uint8_t kOnCpu = 1, kOnGpu = 2;
+constexpr ProcessorMask kOnCpu = 1, kOnGpu = 2;
+/// The one-GPU x86 + PCIe machine.
+const Topology kPcie = Topology::make(1, Topology::Peer::None);
 
 /// G at 0, C at 10, G at 20, C at 30, G at 40 us: the block gets per-page state at 10 us (a
 /// processor change within lapse) and the page its third event at 40 us.
@@ -26,7 +29,7 @@ TEST(Thrashing, GpuOnlyMigrationsNeverCreatePageState) {
   // Evictions are no input, so pure GPU oversubscription only ever migrates to the GPU: the
   // block never sees a processor change and the per-page state is never created.
   ThrashingDetector t;
-  t.configure(ThrashingConfig{}, 1);
+  t.configure(ThrashingConfig{}, 1, kPcie);
   for (int i = 0; i < 100; ++i)
     EXPECT_FALSE(t.on_migration(0, 7, Processor::Gpu, us(i), Cause::Fault));
   EXPECT_EQ(t.get_hint(0, 7, Processor::Gpu, kOnCpu, nullptr, us(200)).type, Hint::None);
@@ -37,7 +40,7 @@ TEST(Thrashing, AnyTwoMigrationsWithinLapseCountOnceTheBlockIsTracked) {
   // thrashing_event_cb counts every event within lapse of the page's previous one, whatever
   // the processor: after one CPU/GPU change, three GPU-only migrations make the page thrashing.
   ThrashingDetector t;
-  t.configure(ThrashingConfig{}, 1);
+  t.configure(ThrashingConfig{}, 1, kPcie);
   EXPECT_FALSE(t.on_migration(0, 4, Processor::Gpu, us(0), Cause::Fault));
   EXPECT_FALSE(t.on_migration(0, 4, Processor::Cpu, us(10), Cause::Fault));     // page state born
   EXPECT_FALSE(t.on_migration(0, 4, Processor::Gpu, us(20), Cause::Prefetch));  // 1
@@ -58,7 +61,7 @@ TEST(Thrashing, ThrottlesTheOtherProcessorThenPinsToTheRequester) {
   ThrashingDetector t;
   ThrashingConfig c;  // threshold 3, lapse = nap = 500 us, pin 300 x lapse
   c.pin_threshold = 1;
-  t.configure(c, 1);
+  t.configure(c, 1, kPcie);
   ping_pong(t, 3);
   ASSERT_TRUE(t.thrashing_pages(0).test(3));
 
@@ -103,7 +106,7 @@ TEST(Thrashing, ThrottlesTheOtherProcessorThenPinsToTheRequester) {
 
 TEST(Thrashing, PreferredHostLocationTakesThePin) {
   ThrashingDetector t;
-  t.configure(ThrashingConfig{}, 1);
+  t.configure(ThrashingConfig{}, 1, kPcie);
   ping_pong(t, 9);
   const Processor cpu = Processor::Cpu;
   const auto h = t.get_hint(0, 9, Processor::Gpu, kOnCpu, &cpu, us(45));
@@ -116,7 +119,7 @@ TEST(Thrashing, EpochResetsABlockAtMostMaxResetsTimes) {
   ThrashingConfig c;
   c.epoch = 2;  // 1 ms
   c.max_resets = 1;
-  t.configure(c, 1);
+  t.configure(c, 1, kPcie);
   ping_pong(t, 1);
   ASSERT_TRUE(t.thrashing_pages(0).test(1));
   // Last thrashing at 40 us; 1 ms later the block's state is dropped.
@@ -139,7 +142,7 @@ TEST(Thrashing, LapseAdaptsOnlyAtItsDefault) {
   ThrashingConfig c;
   c.lapse_vote_threshold = 2;
   ThrashingDetector t;
-  t.configure(c, 1);
+  t.configure(c, 1, kPcie);
   ping_pong(t, 2);
   EXPECT_EQ(t.lapse(), us(500));
   t.get_hint(0, 2, Processor::Gpu, kOnCpu, nullptr, us(600));  // gap 560 us: +1
@@ -148,10 +151,103 @@ TEST(Thrashing, LapseAdaptsOnlyAtItsDefault) {
   EXPECT_EQ(t.lapse(), us(562.5));
   c.lapse_us = 400;  // set by the user: fixed
   ThrashingDetector f;
-  f.configure(c, 1);
+  f.configure(c, 1, kPcie);
   ping_pong(f, 2);
   for (int i = 0; i < 10; ++i) f.get_hint(0, 2, Processor::Gpu, kOnCpu, nullptr, us(600 + i));
   EXPECT_EQ(f.lapse(), us(400));
+}
+
+// ---- several GPUs: the same rules over a node's topology ----------------------------------
+
+const Processor kG0 = gpu_processor(0), kG1 = gpu_processor(1);
+
+TEST(Topology, AccessMasksAndTheClosestProcessorFollowTheLinks) {
+  using Peer = Topology::Peer;
+  const ProcessorMask cpu = processor_bit(Processor::Cpu), g0 = processor_bit(kG0),
+                      g1 = processor_bit(kG1), g2 = processor_bit(gpu_processor(2)),
+                      g3 = processor_bit(gpu_processor(3));
+  // x86 + PCIe, one GPU: the GPU maps host memory, the CPU maps nothing but its own.
+  const Topology one = Topology::make(1, Peer::None);
+  EXPECT_EQ(one.can_access(0), cpu);
+  EXPECT_EQ(one.can_access(1), cpu | g0);
+  EXPECT_EQ(one.accessible_from(0), cpu | g0);
+  EXPECT_EQ(one.accessible_from(1), g0);
+  EXPECT_EQ(one.fast_atomic_link(1), 0u);
+  // Four GPUs over NVLink: every GPU maps every other's memory over a fast link.
+  const Topology nv = Topology::make(4, Peer::Nvlink);
+  EXPECT_EQ(nv.can_access(2), cpu | g0 | g1 | g2 | g3);
+  EXPECT_EQ(nv.accessible_from(2), g0 | g1 | g2 | g3);  // not the CPU
+  EXPECT_EQ(nv.fast_atomic_link(2), g0 | g2 | g3);
+  EXPECT_EQ(nv.fast_atomic_link(0), 0u);
+  // uvm_processor_mask_find_closest_id from GPU 1 (id 2): itself, then a fast peer (the lowest),
+  // then anything it can map with GPUs first, then the first processor.
+  EXPECT_EQ(nv.find_closest(cpu | g1 | g3, 2), 2);
+  EXPECT_EQ(nv.find_closest(cpu | g3, 2), 4);
+  EXPECT_EQ(Topology::make(4, Peer::Pcie).find_closest(cpu | g3, 2), 4);  // a PCIe peer
+  EXPECT_EQ(Topology::make(4, Peer::Pcie).fast_atomic_link(2), 0u);
+  EXPECT_EQ(Topology::make(4, Peer::None).find_closest(cpu | g3, 2), 0);  // only the host
+  EXPECT_EQ(Topology::make(4, Peer::None).find_closest(g3, 2), 4);        // what there is
+  EXPECT_EQ(nv.find_closest(g2 | g3, 0), 3);  // the CPU reaches no GPU memory: the first
+  EXPECT_EQ(nv.find_closest(0, 0), -1);
+}
+
+/// G0 at 0, G1 at 10, G0 at 20, G1 at 30, G0 at 40 us: thrashing between two GPUs.
+void gpu_ping_pong(ThrashingDetector& t, unsigned page) {
+  for (int i = 0; i < 5; ++i) t.on_migration(0, page, i % 2 ? kG1 : kG0, us(10 * i), Cause::Fault);
+}
+
+TEST(Thrashing, OverNvlinkTheOtherGpuMapsThePeerCopy) {
+  // The fast path of get_hint_for_migration_thrashing: every thrashing processor has a fast
+  // link with native atomics to the residency, so the page is pinned where it is.
+  ThrashingDetector t;
+  t.configure(ThrashingConfig{}, 1, Topology::make(2, Topology::Peer::Nvlink));
+  gpu_ping_pong(t, 6);
+  ASSERT_TRUE(t.thrashing_pages(0).test(6));
+  const auto h = t.get_hint(0, 6, kG1, processor_bit(kG0), nullptr, us(45));
+  EXPECT_EQ(h.type, Hint::Pin);
+  EXPECT_EQ(h.pin, kG0);
+}
+
+TEST(Thrashing, BetweenGpusThePinIsAPeerMappingOverPcieAndTheHostWithoutPeers) {
+  ThrashingConfig c;
+  c.pin_threshold = 1;
+  for (const auto peer : {Topology::Peer::Pcie, Topology::Peer::None}) {
+    SCOPED_TRACE(peer == Topology::Peer::Pcie ? "pcie peers" : "no peers");
+    ThrashingDetector t;
+    t.configure(c, 1, Topology::make(2, peer));
+    gpu_ping_pong(t, 3);
+    ASSERT_TRUE(t.thrashing_pages(0).test(3));
+    // 50 us: GPU 1 opens a throttling period [50, 550) and is privileged; no fast path over
+    // PCIe, so it migrates the page.
+    EXPECT_EQ(t.get_hint(0, 3, kG1, processor_bit(kG0), nullptr, us(50)).type, Hint::None);
+    t.on_migration(0, 3, kG1, us(55), Cause::Fault);
+    // GPU 0 is throttled to the period's end.
+    auto h = t.get_hint(0, 3, kG0, processor_bit(kG1), nullptr, us(60));
+    EXPECT_EQ(h.type, Hint::Throttle);
+    EXPECT_EQ(h.throttle_end, us(550));
+    // 550 us: GPU 0 is privileged and was throttled once: pinned to itself.
+    h = t.get_hint(0, 3, kG0, processor_bit(kG1), nullptr, us(550));
+    EXPECT_EQ(h.type, Hint::Pin);
+    EXPECT_EQ(h.pin, kG0);
+    EXPECT_FALSE(t.on_migration(0, 3, kG0, us(551), Cause::Fault));  // to its pin: no event
+    h = t.get_hint(0, 3, kG1, processor_bit(kG0), nullptr, us(600));
+    if (peer == Topology::Peer::Pcie) {
+      // GPU 1 can map GPU 0's memory: it maps the pinned copy over the peer link.
+      EXPECT_EQ(h.type, Hint::Pin);
+      EXPECT_EQ(h.pin, kG0);
+      continue;
+    }
+    // Without peer access GPU 1 cannot reach the pinned copy: throttled, and privileged in the
+    // next period, it moves the pin to the one location both GPUs can map, host memory.
+    EXPECT_EQ(h.type, Hint::Throttle);
+    EXPECT_EQ(h.throttle_end, us(1050));
+    h = t.get_hint(0, 3, kG1, processor_bit(kG0), nullptr, us(1050));
+    EXPECT_EQ(h.type, Hint::Pin);
+    EXPECT_EQ(h.pin, Processor::Cpu);
+    h = t.get_hint(0, 3, kG0, processor_bit(Processor::Cpu), nullptr, us(1100));
+    EXPECT_EQ(h.type, Hint::Pin);
+    EXPECT_EQ(h.pin, Processor::Cpu);
+  }
 }
 
 }  // namespace

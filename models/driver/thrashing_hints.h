@@ -12,9 +12,9 @@ namespace uvmsim {
 /// uvm_perf_thrashing_get_hint for `page` of `b`, with its residency and preferred location.
 inline ThrashingDetector::Result thrashing_hint(ThrashingDetector& t, const VaBlock& b,
                                                 unsigned page, Processor requester, Tick now) {
-  const std::uint8_t resident = static_cast<std::uint8_t>(
+  const ProcessorMask resident =
       (b.cpu_resident.test(page) ? ThrashingDetector::bit(Processor::Cpu) : 0) |
-      (b.gpu(0).resident.test(page) ? ThrashingDetector::bit(Processor::Gpu) : 0));
+      (b.gpu(0).resident.test(page) ? ThrashingDetector::bit(Processor::Gpu) : 0);
   Processor pref = Processor::Gpu;
   const Processor* pp = nullptr;
   if (b.preferred != PreferredLocation::None) {

@@ -23,7 +23,9 @@ UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, AccessCounters& count
               std::move(trace_path), hints, [this](Tick t) { request_service(t); }),
       batch_(ctx.cfg.driver) {
   dc_.trace_name = facade_.trace_path().string();
-  thrashing_.configure(dc_.cfg.thrashing, ctx.va.blocks().size());
+  // One GPU on an x86 host over PCIe, the only machine simulated yet.
+  thrashing_.configure(dc_.cfg.thrashing, ctx.va.blocks().size(),
+                       Topology::make(1, Topology::Peer::None));
   // Policies are created last: they may use the engine (the facade) from their constructors.
   policies_.create(dc_.cfg, facade_);
   observations_.activate_if_used();

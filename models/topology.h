@@ -1,0 +1,85 @@
+// Which processor can map which processor's memory, and which pairs share a fast link: the
+// driver's per-VA-space processor masks (uvm_va_space_t: can_access, accessible_from,
+// has_fast_link, has_native_atomics), which it fills as GPUs register and as peer access is
+// enabled between them (uvm_va_space.c: va_space_register_gpu, enable_peers). The thrashing
+// detector and, with several GPUs, the residency choice read them.
+//
+// Processor ids, as the driver's uvm_processor_id_t: 0 is the CPU, 1 + g is GPU g.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstdint>
+
+#include "core/types.h"
+
+namespace uvmsim {
+
+/// A set of processors: bit 0 the CPU, bit 1 + g GPU g.
+using ProcessorMask = std::uint32_t;
+static_assert(kMaxGpus + 1 <= 32, "a ProcessorMask holds the CPU and every GPU");
+
+constexpr int processor_id(Processor p) { return is_gpu(p) ? 1 + static_cast<int>(p) : 0; }
+constexpr Processor processor_of_id(int id) {
+  return id == 0 ? Processor::Cpu : gpu_processor(id - 1);
+}
+constexpr ProcessorMask processor_bit(Processor p) { return ProcessorMask{1} << processor_id(p); }
+
+class Topology {
+ public:
+  /// How GPUs reach each other's memory: not at all (copies are staged through host memory),
+  /// over PCIe peer-to-peer, or over NVLink (a fast link with native atomics).
+  enum class Peer : std::uint8_t { None, Pcie, Nvlink };
+
+  /// `gpus` GPUs on an x86 host over PCIe: a GPU maps host memory, the CPU maps no GPU memory
+  /// (it faults and migrates instead), and no GPU has a fast link to the CPU. Peers as `peer`
+  /// says, the same between every pair (a fully connected node).
+  static Topology make(unsigned gpus, Peer peer) {
+    Topology t;
+    t.gpus_ = gpus;
+    t.can_access_[0] = processor_bit(Processor::Cpu);
+    for (unsigned g = 0; g < gpus; ++g) {
+      const ProcessorMask self = processor_bit(gpu_processor(g));
+      ProcessorMask peers = 0;
+      if (peer != Peer::None)
+        for (unsigned h = 0; h < gpus; ++h)
+          if (h != g) peers |= processor_bit(gpu_processor(h));
+      t.can_access_[1 + g] = self | processor_bit(Processor::Cpu) | peers;
+      t.fast_[1 + g] = peer == Peer::Nvlink ? peers : 0;
+    }
+    for (unsigned to = 0; to <= gpus; ++to)
+      for (unsigned from = 0; from <= gpus; ++from)
+        if (t.can_access_[from] >> to & 1) t.accessible_from_[to] |= ProcessorMask{1} << from;
+    return t;
+  }
+
+  unsigned gpus() const { return gpus_; }
+  /// Processors that can map memory of processor `to`.
+  ProcessorMask accessible_from(int to) const { return accessible_from_[to]; }
+  /// Processors whose memory `from` can map.
+  ProcessorMask can_access(int from) const { return can_access_[from]; }
+  /// Processors `to` has a fast link with native atomics to (NVLink): has_fast_link and
+  /// has_native_atomics, which the thrashing detector combines.
+  ProcessorMask fast_atomic_link(int to) const { return fast_[to]; }
+
+  /// The processor of `candidates` closest to `src` (uvm_processor_mask_find_closest_id): `src`
+  /// itself, else a GPU over a fast link (the lowest), else the CPU over one, else a processor
+  /// `src` can map (GPUs first), else the first processor of the mask; -1 for an empty mask.
+  int find_closest(ProcessorMask candidates, int src) const {
+    if (candidates >> src & 1) return src;
+    if (const ProcessorMask m = candidates & fast_[src]) return first_gpu_or_cpu(m);
+    if (const ProcessorMask m = candidates & can_access_[src]) return first_gpu_or_cpu(m);
+    return candidates ? std::countr_zero(candidates) : -1;
+  }
+
+ private:
+  static int first_gpu_or_cpu(ProcessorMask m) {
+    const ProcessorMask gpus = m & ~ProcessorMask{1};
+    return gpus ? std::countr_zero(gpus) : 0;
+  }
+
+  unsigned gpus_ = 0;
+  std::array<ProcessorMask, kMaxGpus + 1> can_access_{}, accessible_from_{}, fast_{};
+};
+
+}  // namespace uvmsim
