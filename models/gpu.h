@@ -69,7 +69,7 @@ class Gpu final : public ThreadblockSource {
   /// While more wait and no other event is due before the GMMU is free again (nor `horizon`,
   /// the last time the caller lets it run to without looking), it goes on writing without a
   /// trip through the event queue. Returns the time of the last entry written.
-  Tick on_gmmu_free(Tick now, Tick horizon = 0);
+  Tick on_gmmu_free(Tick now, Tick horizon);
 
  private:
   struct Warp {
