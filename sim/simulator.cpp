@@ -61,6 +61,15 @@ void check_not_freed(const VaSpace& va, const trace::HostEvent& ev, const std::s
   }
 }
 
+/// The driver's per-process state, its thrashing detector set up for the machine: one GPU on an
+/// x86 host over PCIe, the only machine simulated yet.
+DriverShared driver_shared(const SimContext& ctx) {
+  DriverShared s;
+  s.thrashing.configure(ctx.cfg.thrashing, ctx.va.blocks().size(),
+                        Topology::make(1, Topology::Peer::None));
+  return s;
+}
+
 /// The hardware and the driver of one run, wired together: the GPU writes the fault buffer and
 /// the access counters' notifications and raises the interrupt; the driver reads them and
 /// answers through the VA space and replays; the driver's policy facade hears the GPU's access
@@ -68,9 +77,10 @@ void check_not_freed(const VaSpace& va, const trace::HostEvent& ev, const std::s
 struct Machine {
   Machine(SimContext& ctx, std::uint64_t capacity_chunks, const std::filesystem::path& trace,
           const trace::Hints* hints, opt::OrderWriter* order)
-      : irq(ctx.queue, ns_to_ps(ctx.cfg.gpu.interrupt_latency_ns), kGpu),
+      : shared(driver_shared(ctx)),
+        irq(ctx.queue, ns_to_ps(ctx.cfg.gpu.interrupt_latency_ns), kGpu),
         counters(irq, ctx.stats, ctx.cfg.access_counters, ctx.va.blocks().size()),
-        driver(ctx, buffer, counters, irq, capacity_chunks, trace, hints),
+        driver(ctx, shared, buffer, counters, irq, capacity_chunks, trace, hints),
         gpu(ctx, buffer, counters, irq, kGpu) {
     if (order) recorder.emplace(driver.facade(), *order);
     gpu.set_listener(recorder ? static_cast<GpuListener*>(&*recorder) : &driver.facade());
@@ -78,6 +88,7 @@ struct Machine {
   }
   /// The one GPU uvmsim simulates today; every event carries its ordinal.
   static constexpr std::uint8_t kGpu = 0;
+  DriverShared shared;
   FaultBuffer buffer;
   Interrupt irq;
   AccessCounters counters;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/types.h"
+#include "models/driver/driver_shared.h"
 #include "models/sim_context.h"
 
 namespace uvmsim {
@@ -15,7 +16,7 @@ namespace uvmsim {
 struct DriverContext {
   SimContext& sim;
   const SimConfig& cfg;
-  std::uint32_t batch_id = 0;   ///< the latest fault batch's id (1, 2, ...)
+  DriverShared& shared;         ///< the per-process part: thrashing detector, batch ids
   std::int64_t log_batch = -1;  ///< batch id for event-log rows, -1 outside fault batches
   Tick clock = 0;  ///< time of the latest hook or access notification (for action wake-ups)
   std::string trace_name{};  ///< the trace's path, for errors about what it does

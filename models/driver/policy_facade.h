@@ -64,7 +64,7 @@ class PolicyFacade final : public PolicyEngine, public GpuListener {
   const ProgramPosition& position() const override { return dc_.sim.position; }
   std::uint64_t accesses_completed() const override { return dc_.sim.stats.accesses; }
   void running_threadblocks(std::vector<ThreadblockProgress>& out) const override;
-  std::uint64_t fault_batch() const override { return dc_.log_batch < 0 ? 0 : dc_.batch_id; }
+  std::uint64_t fault_batch() const override { return dc_.log_batch < 0 ? 0 : dc_.shared.batch_id; }
   const std::filesystem::path& trace_path() const override { return trace_path_; }
   unsigned pending_fault_pages(std::uint32_t block) const override {
     return batch_pending_.empty() ? 0 : batch_pending_[block];

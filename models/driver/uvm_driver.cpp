@@ -4,12 +4,13 @@
 
 namespace uvmsim {
 
-UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interrupt& irq,
-                     std::uint64_t capacity_chunks, std::filesystem::path trace_path,
-                     const trace::Hints* hints)
-    : dc_{ctx, ctx.cfg},
+UvmDriver::UvmDriver(SimContext& ctx, DriverShared& shared, FaultBuffer& buffer,
+                     AccessCounters& counters, Interrupt& irq, std::uint64_t capacity_chunks,
+                     std::filesystem::path trace_path, const trace::Hints* hints)
+    : dc_{ctx, ctx.cfg, shared},
       buffer_(buffer),
       irq_(irq),
+      thrashing_(shared.thrashing),
       policies_(placement_),
       pool_(dc_, placement_, policies_, capacity_chunks),
       copies_(dc_),
@@ -23,9 +24,6 @@ UvmDriver::UvmDriver(SimContext& ctx, FaultBuffer& buffer, AccessCounters& count
               std::move(trace_path), hints, [this](Tick t) { request_service(t); }),
       batch_(ctx.cfg.driver) {
   dc_.trace_name = facade_.trace_path().string();
-  // One GPU on an x86 host over PCIe, the only machine simulated yet.
-  thrashing_.configure(dc_.cfg.thrashing, ctx.va.blocks().size(),
-                       Topology::make(1, Topology::Peer::None));
   // Policies are created last: they may use the engine (the facade) from their constructors.
   policies_.create(dc_.cfg, facade_);
   observations_.activate_if_used();
@@ -109,20 +107,20 @@ bool UvmDriver::service_fault_batch(Tick now) {
   s.faults_fetched += fetched;
   s.faults_coalesced += batch_.coalesced();
   s.add_batch(fetched);
-  ++dc_.batch_id;
+  ++dc_.shared.batch_id;
   ++batches_in_run_;
   batch_throttled_ = false;
 
   const auto& cost = dc_.cfg.cost;
   Tick cpu = now + ns_to_ps(cost.batch_fixed_ns) +
              ns_to_ps(cost.fault_entry_ns) * static_cast<Tick>(fetched);
-  if (!first_batch_done_) {
+  if (!dc_.shared.first_batch_done) {
     cpu += ns_to_ps(cost.first_fault_ns);
-    first_batch_done_ = true;
+    dc_.shared.first_batch_done = true;
   }
   ServiceTimes st{cpu, cpu};
   const std::uint64_t htod_before = s.htod_bytes;
-  dc_.log_batch = dc_.batch_id;
+  dc_.log_batch = dc_.shared.batch_id;
   if (dc_.cfg.driver.prefetch_cross_block) note_batch_faults();
   // service_fault_batch: every fault of one VA block is serviced together.
   std::uint32_t blocks = 0;
@@ -149,7 +147,7 @@ bool UvmDriver::service_fault_batch(Tick now) {
   const Tick end = std::max(st.cpu, st.copy_done);
   s.batch_time_total += end - now;
   if (dc_.log().enabled()) {
-    dc_.log().row(now, "batch", dc_.batch_id, 0, s.htod_bytes - htod_before, "", "", fetched,
+    dc_.log().row(now, "batch", dc_.shared.batch_id, 0, s.htod_bytes - htod_before, "", "", fetched,
                   end - now);
   }
   // uvm_parent_gpu_service_replayable_faults waits for the batch's copies (and its replay) only
@@ -159,7 +157,8 @@ bool UvmDriver::service_fault_batch(Tick now) {
   batch_copies_done_ = st.copy_done;
   run_copies_done_ = std::max(run_copies_done_, st.copy_done);
   const bool waits = dc_.cfg.driver.replay_policy == ReplayPolicy::BatchFlush;
-  dc_.sim.queue.schedule(waits ? end : st.cpu, EventType::BatchEnd, dc_.batch_id, irq_.gpu());
+  dc_.sim.queue.schedule(waits ? end : st.cpu, EventType::BatchEnd, dc_.shared.batch_id,
+                         irq_.gpu());
   return true;
 }
 

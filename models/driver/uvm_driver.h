@@ -36,10 +36,11 @@ namespace uvmsim {
 
 class UvmDriver {
  public:
-  /// `buffer`, `counters` and `irq` are the GPU's (owned by the simulator); `hints` (may be null)
-  /// must outlive the driver.
-  UvmDriver(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interrupt& irq,
-            std::uint64_t capacity_chunks, std::filesystem::path trace_path = {},
+  /// `shared` is the per-process state (its thrashing detector configured by the owner);
+  /// `buffer`, `counters` and `irq` are the GPU's (all owned by the simulator); `hints` (may be
+  /// null) must outlive the driver.
+  UvmDriver(SimContext& ctx, DriverShared& shared, FaultBuffer& buffer, AccessCounters& counters,
+            Interrupt& irq, std::uint64_t capacity_chunks, std::filesystem::path trace_path = {},
             const trace::Hints* hints = nullptr);
 
   /// What policies talk to, and what hears the GPU's access and threadblock notifications.
@@ -102,7 +103,7 @@ class UvmDriver {
   DriverContext dc_;
   FaultBuffer& buffer_;
   Interrupt& irq_;
-  ThrashingDetector thrashing_;
+  ThrashingDetector& thrashing_;  ///< the process's (DriverShared)
   PlacementState placement_;
   PolicySet policies_;
   RootChunkPool pool_;
@@ -118,7 +119,6 @@ class UvmDriver {
 
   // Bottom-half state.
   bool bh_running_ = false;
-  bool first_batch_done_ = false;
   bool replay_issued_in_run_ = false;
   bool batch_throttled_ = false;
   /// When the last batch's copies finish, and every batch's of this bottom half: a replay push
