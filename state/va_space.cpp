@@ -2,15 +2,32 @@
 
 #include <algorithm>
 #include <bit>
+#include <stdexcept>
 
 #include "core/error.h"
 #include "core/units.h"
 
 namespace uvmsim {
 
+const GpuBlockState VaBlock::kNoGpuState{};
+
+void VaSpace::set_gpus(unsigned gpus) {
+  if (gpus < 1 || gpus > kMaxGpus) throw std::invalid_argument("VaSpace::set_gpus: 1..16 GPUs");
+  if (gpus != gpus_ && !peer_states_.empty())
+    throw std::logic_error("VaSpace::set_gpus: GPU states were already made");
+  gpus_ = gpus;
+}
+
+void VaSpace::add_gpu_states(VaBlock& b) {
+  if (b.peers_ || gpus_ == 1) return;
+  peer_states_.push_back(std::make_unique<GpuBlockState[]>(gpus_ - 1));
+  b.peers_ = peer_states_.back().get();
+}
+
 void VaSpace::build(const std::vector<trace::Allocation>& allocs, bool tail_pow2) {
   ranges_.clear();
   blocks_.clear();
+  peer_states_.clear();
   managed_footprint_ = 0;
   for (const auto& a : allocs) {
     VaRange r;

@@ -5,6 +5,7 @@
 #include <array>
 #include <cassert>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -77,7 +78,10 @@ struct VaBlock {
   bool system = false;
 
  private:
+  friend class VaSpace;
+  static const GpuBlockState kNoGpuState;
   GpuBlockState gpu0_;  ///< first after the header, as its fields were before it was split out
+  GpuBlockState* peers_ = nullptr;  ///< GPUs 1..n-1, owned by the VaSpace; null until made
 
  public:
   PageMask cpu_resident;  ///< valid copy in host memory
@@ -96,18 +100,22 @@ struct VaBlock {
   std::uint32_t fault_migrations_to_last_proc = 0;
   Processor last_migration_dest = Processor::Cpu;
 
-  /// GPU `g`'s state of the block. Only GPU 0 exists today (uvmsim simulates one GPU); it is kept
-  /// inline so the access path reads it from the block itself.
+  /// GPU `g`'s state of the block. GPU 0's is inline, so the access path of a one-GPU machine
+  /// reads it from the block itself; the other GPUs' states are made on first use
+  /// (VaSpace::add_gpu_states), as the driver allocates a uvm_va_block_gpu_state_t only when a
+  /// GPU first needs one. Writing to another GPU's state needs them made first.
   GpuBlockState& gpu(unsigned g) {
-    assert(g == 0);
-    (void)g;
-    return gpu0_;
+    if (g == 0) return gpu0_;
+    assert(peers_ != nullptr);
+    return peers_[g - 1];
   }
+  /// A GPU whose state was never made holds nothing: an empty state is read.
   const GpuBlockState& gpu(unsigned g) const {
-    assert(g == 0);
-    (void)g;
-    return gpu0_;
+    if (g == 0) return gpu0_;
+    return peers_ ? peers_[g - 1] : kNoGpuState;
   }
+  /// The other GPUs' states were made (VaSpace::add_gpu_states).
+  bool has_peer_states() const { return peers_ != nullptr; }
 
   unsigned num_pages() const { return end_page - first_page; }
   bool full_block() const { return first_page == 0 && end_page == kPagesPerBlock; }
@@ -161,13 +169,22 @@ class VaSpace {
   }
   std::uint64_t managed_footprint() const { return managed_footprint_; }
 
+  /// The machine has `gpus` GPUs (1 until told otherwise; 1..kMaxGpus).
+  void set_gpus(unsigned gpus);
+  unsigned gpus() const { return gpus_; }
+  /// Makes the states of GPUs 1..gpus()-1 of `b` if they are not made yet: memory for another
+  /// GPU's view of a block is spent only on blocks a second GPU touches.
+  void add_gpu_states(VaBlock& b);
+  /// Blocks whose other GPUs' states were made.
+  std::size_t blocks_with_gpu_states() const { return peer_states_.size(); }
+
  private:
   static constexpr std::uint32_t kNoRange = ~std::uint32_t{0};
   static constexpr std::uint32_t kSharedWindow = kNoRange - 1;
   static constexpr std::size_t kMaxWindowTable = std::size_t{1} << 22;  ///< 16 MB, 8 TB of VA
-  /// Per-block state is 848 bytes (sizeof(VaBlock) on x86-64 Linux): 2^23 blocks (16 TiB of VA,
-  /// more memory than any machine has to back it) bound it to ~7 GB, and keep block ids well
-  /// inside 32 bits.
+  /// Per-block state is 864 bytes (sizeof(VaBlock) on x86-64 Linux; other GPUs' states, 672 bytes
+  /// each, only for blocks they touch): 2^23 blocks (16 TiB of VA, more memory than any machine has
+  /// to back it) bound it to ~7 GB, and keep block ids well inside 32 bits.
   static constexpr std::uint64_t kMaxBlocks = std::uint64_t{1} << 23;
   const VaRange* search_range(Addr va) const;
   void build_window_table();  ///< window_table_ and window_base_ from ranges_
@@ -177,6 +194,8 @@ class VaSpace {
   Addr window_base_ = 0;
   std::vector<VaBlock> blocks_;
   std::uint64_t managed_footprint_ = 0;
+  unsigned gpus_ = 1;
+  std::vector<std::unique_ptr<GpuBlockState[]>> peer_states_;  ///< what VaBlock::peers_ point to
 };
 
 }  // namespace uvmsim

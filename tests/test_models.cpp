@@ -340,6 +340,45 @@ TEST(EventQueue, ABucketFilledOutOfOrderDrainsInTimeThenSequenceOrder) {
 namespace uvmsim {
 namespace {
 
+TEST(VaSpace, OtherGpusStatesAreMadeOnlyForBlocksTheyTouch) {
+  VaSpace va;
+  va.set_gpus(3);
+  va.build({trace::Allocation{0, "a", 0x7f0000000000, 8 << 20, true, false}}, true);
+  ASSERT_EQ(va.blocks().size(), 4u);
+  VaBlock& b = va.blocks()[1];
+  // Never touched by GPU 1 or 2: they read an empty state, and nothing is allocated.
+  const VaBlock& cb = b;
+  EXPECT_FALSE(cb.has_peer_states());
+  EXPECT_EQ(cb.gpu(2).count, 0u);
+  EXPECT_TRUE(cb.gpu(1).resident.none());
+  EXPECT_FALSE(cb.gpu(1).has_chunk);
+  EXPECT_EQ(va.blocks_with_gpu_states(), 0u);
+  b.gpu(0).resident.set(5);
+  va.add_gpu_states(b);
+  va.add_gpu_states(b);  // once per block
+  EXPECT_EQ(va.blocks_with_gpu_states(), 1u);
+  b.gpu(1).resident.set(7);
+  b.gpu(2).has_chunk = true;
+  EXPECT_TRUE(cb.gpu(0).resident.test(5));
+  EXPECT_FALSE(cb.gpu(0).resident.test(7));
+  EXPECT_TRUE(cb.gpu(1).resident.test(7));
+  EXPECT_FALSE(cb.gpu(2).resident.test(7));
+  EXPECT_TRUE(cb.gpu(2).has_chunk);
+  EXPECT_FALSE(va.blocks()[2].has_peer_states());
+  EXPECT_THROW(va.set_gpus(4), std::logic_error);  // the states are sized for 3
+  EXPECT_THROW(va.set_gpus(0), std::invalid_argument);
+  EXPECT_THROW(va.set_gpus(kMaxGpus + 1), std::invalid_argument);
+  // A rebuilt space starts over.
+  va.build({trace::Allocation{0, "a", 0x7f0000000000, 2 << 20, true, false}}, true);
+  EXPECT_EQ(va.blocks_with_gpu_states(), 0u);
+  EXPECT_FALSE(va.blocks()[0].has_peer_states());
+  // One GPU: there is nobody else to make states for.
+  VaSpace one;
+  one.build({trace::Allocation{0, "a", 0x7f0000000000, 2 << 20, true, false}}, true);
+  one.add_gpu_states(one.blocks()[0]);
+  EXPECT_FALSE(one.blocks()[0].has_peer_states());
+}
+
 TEST(VaSpace, SharedWindowsAndSparseSpacesStillResolve) {
   VaSpace va;
   // Two small ranges in one 2 MB window, and one far away (beyond the dense table).
