@@ -217,8 +217,8 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
   const unsigned page = VaSpace::page_index(r.va);
   const bool write = r.kind >= AccessKind::Write;
   Tick lat = l1_lat_;
-  if (mapped(b, page, r.kind, t)) {
-    GpuBlockState& g = b.gpu(0);
+  const GpuBlockState& g = state_of(b);
+  if (mapped(b, g, page, r.kind, t)) {
     const bool local = g.resident.test(page);
     // The PTE size the driver would have written: 2 MB if the whole block is resident, 64 KB
     // for a fully resident big page, else 4 KB (uvm-driver.md §6).
@@ -252,8 +252,11 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
     }
     if (local) {
       done = local_access(t + lat, r);
-      if (write) g.dirty.set(page);
-      note_gpu_access(g, page, s.prefetch_use);
+      // A page resident here: `g` is this GPU's own state of the (mutable) block, not the
+      // empty stand-in a GPU without state reads.
+      GpuBlockState& mine = const_cast<GpuBlockState&>(g);
+      if (write) mine.dirty.set(page);
+      note_gpu_access(mine, page, s.prefetch_use);
     } else {
       done = remote_access(t + lat, r);
       counters_.on_remote_access(b.id, page, r.va, r.repeat, t);
@@ -492,8 +495,8 @@ void Gpu::write_report(std::uint32_t u, Tick now, bool defer) {
   __builtin_prefetch(&record_gen_[next.rid]);
   const VaBlock& nb = ctx_.va.blocks()[next.block];
   const std::size_t word = VaSpace::page_index(ut.reports[ut.report_head].page_va) / 64 * 8;
-  __builtin_prefetch(reinterpret_cast<const char*>(&nb.gpu(0).resident) + word);
-  __builtin_prefetch(reinterpret_cast<const char*>(&nb.gpu(0).remote_mapped) +
+  __builtin_prefetch(reinterpret_cast<const char*>(&state_of(nb).resident) + word);
+  __builtin_prefetch(reinterpret_cast<const char*>(&state_of(nb).remote_mapped) +
                      word);  // Gpu::mapped
   const Tick due = std::max(ut.reports[ut.report_head].valid_at, ut.report_free);
   if (defer && due < gmmu_free_) {
@@ -516,7 +519,7 @@ void Gpu::complete_waiters(std::uint32_t bi, Tick now) {
   const VaBlock& b = ctx_.va.blocks()[bi];
   BlockWait& bw = block_wait_[bi];
   // Pages the GPU can now reach: resident ones once their PTEs are written, and remote ones.
-  const GpuBlockState& g = b.gpu(0);
+  const GpuBlockState& g = state_of(b);
   PageMask reachable = g.remote_mapped;
   if (b.accessed_by_gpu) reachable |= b.cpu_resident;
   reachable.and_not(g.resident);
@@ -562,10 +565,11 @@ void Gpu::complete_waiters(std::uint32_t bi, Tick now) {
 
 bool Gpu::retry_waiters(FaultRecord& fr, const VaBlock& b, unsigned p, Tick now) {
   // Retry every waiting access of the page; those the mapping allows complete.
+  const GpuBlockState& g = state_of(b);
   std::uint32_t prev = kNil;
   for (std::uint32_t w = fr.head; w != kNil;) {
     const std::uint32_t next = waiters_[w].next;
-    if (!mapped(b, p, waiters_[w].rec.kind, now)) {  // e.g. a write to a read-only copy
+    if (!mapped(b, g, p, waiters_[w].rec.kind, now)) {  // e.g. a write to a read-only copy
       prev = w;
       w = next;
       continue;
@@ -597,7 +601,8 @@ bool Gpu::resolve_report(const FaultEntry& e, std::uint32_t rid, std::uint32_t b
   // Most walks still find no PTE: decide that from the block alone. A queued report's record
   // stays live until a replay, which drops the queue with it; accesses that joined the miss
   // since it was raised may need more (a write), so the record's own kind decides the rest.
-  if (!mapped(b, p, e.kind, now) || !mapped(b, p, records_[rid].kind, now)) return false;
+  const GpuBlockState& g = state_of(b);
+  if (!mapped(b, g, p, e.kind, now) || !mapped(b, g, p, records_[rid].kind, now)) return false;
   // The walk finds the PTE a batch wrote since the miss: no entry; the uTLB fills from the walk
   // and the accesses waiting on this miss go ahead now, not at the next replay.
   --utlbs_[e.utlb].outstanding;
@@ -629,9 +634,9 @@ void Gpu::on_replay(Tick now) {
   for (const std::uint32_t bi : active_blocks_) {
     const VaBlock& b = ctx_.va.blocks()[bi];
     BlockWait& bw = block_wait_[bi];
-    if (bw.gen_seen != b.gpu(0).mapping_gen) {
+    if (bw.gen_seen != state_of(b).mapping_gen) {
       // Remember the generation only once the new PTEs are usable, else look again next time.
-      if (now >= b.gpu(0).map_ready_at) bw.gen_seen = b.gpu(0).mapping_gen;
+      if (now >= state_of(b).map_ready_at) bw.gen_seen = state_of(b).mapping_gen;
       complete_waiters(bi, now);
     }
     if (bw.records == 0) {

@@ -144,10 +144,13 @@ class Gpu final : public ThreadblockSource {
   bool issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& done);
   Tick local_access(Tick t, const trace::AccessRecord& r);
   Tick remote_access(Tick t, const trace::AccessRecord& r);
-  /// True if the GPU has a valid mapping for `kind` on `page` of `b` at `t`.
-  static bool mapped(const VaBlock& b, unsigned page, AccessKind kind, Tick t) {
+  /// This GPU's state of `b` (an empty one if it never touched the block).
+  const GpuBlockState& state_of(const VaBlock& b) const { return b.gpu(ord_); }
+  /// True if the GPU, whose state of `b` is `g`, has a valid mapping for `kind` on `page` of
+  /// `b` at `t`. (The access path looks its state up once and passes it on.)
+  static bool mapped(const VaBlock& b, const GpuBlockState& g, unsigned page, AccessKind kind,
+                     Tick t) {
     const bool write = kind >= AccessKind::Write;
-    const GpuBlockState& g = b.gpu(0);
     if (g.resident.test(page))
       return (t >= g.map_ready_at || !g.map_pending.test(page)) &&
              !(write && g.read_only.test(page));

@@ -63,6 +63,8 @@ class ThrashingDetector {
   /// the page's residency mask (bit()), `preferred` the block's preferred location or nullptr.
   Result get_hint(std::uint32_t block, unsigned page, Processor requester, ProcessorMask resident,
                   const Processor* preferred, Tick now);
+  /// The block has per-page state (get_hint answers None for every page of a block without).
+  bool tracks(std::uint32_t block) const { return cfg_.enable && blocks_[block].pages; }
   /// Thrashing pages of a block (excluded from prefetch and the 64 KB upgrade).
   const PageMask& thrashing_pages(std::uint32_t block) const;
   bool pinned(std::uint32_t block, unsigned page) const;

@@ -57,6 +57,8 @@ struct PolicyContext {
   std::uint64_t seed;
   nlohmann::json params;               ///< this policy's knobs, defaults filled in by make_*_policy
   PolicyEngine* engine_ptr = nullptr;  ///< required: the driver's facade, or a test engine
+  /// The GPU whose driver the policy serves: the block state it reads is VaBlock::gpu(gpu).
+  unsigned gpu = 0;
 
   PolicyEngine& engine() const { return *engine_ptr; }
   /// The same context with `name`'s "policy.<name>.*" knobs from the configuration (used by
@@ -68,6 +70,12 @@ struct PolicyContext {
 class PolicyBase {
  public:
   virtual ~PolicyBase() = default;
+
+  /// The GPU whose driver this policy serves (PolicyContext::gpu, set by the registry when it
+  /// makes the policy): "resident", "has a chunk" and the like are about b.gpu(gpu()). Every
+  /// GPU of a node has its own instance of each policy, as it has its own memory.
+  unsigned gpu() const { return gpu_; }
+  void bind_gpu(unsigned g) { gpu_ = g; }
 
   // ---- Table I upstream events ----------------------------------------------------------------
   /// onPageFault: a GPU fault on `page` of `b` was serviced (called after residency changed).
@@ -143,6 +151,9 @@ class PolicyBase {
   virtual Tick take_decision_time() { return 0; }
   /// Policy-specific results for the statistics ("policies" in --stats-out).
   virtual void report(nlohmann::json& out) const { (void)out; }
+
+ private:
+  unsigned gpu_ = 0;
 };
 
 /// Chooses which allocated 2 MB root chunk (identified by its VA block) to evict when the
@@ -157,7 +168,7 @@ class EvictionPolicy : public PolicyBase {
   virtual void observability_candidates(ObservationSink& sink, Tick now) { (void)sink, (void)now; }
   /// A freed block's chunk leaves the candidates: by default exactly as if evicted.
   void on_freed(const VaBlock& b, Tick now) override {
-    if (b.gpu(0).has_chunk) on_eviction(b, now);
+    if (b.gpu(gpu()).has_chunk) on_eviction(b, now);
   }
   /// Withheld chunks (pinned, reserved) leave the candidates: by default exactly as if evicted,
   /// so list-based policies drop them; override to tell the two apart.
@@ -165,7 +176,7 @@ class EvictionPolicy : public PolicyBase {
   /// ... and come back as if freshly allocated.
   void on_chunk_returned(const VaBlock& b, Tick now) override {
     on_chunk_allocated(b, now);
-    if (b.gpu(0).count)
+    if (b.gpu(gpu()).count)
       on_populated(b, now);
     else
       on_emptied(b, now);

@@ -129,9 +129,12 @@ std::unique_ptr<Base> make_registered(const char* family, const std::string& nam
   if (!e)
     throw UserError(std::string("unknown ") + family + " policy '" + name +
                     "' (known: " + known_names<Base>() + ")");
-  PolicyContext c{ctx.config, ctx.va_space, ctx.seed,
-                  resolve_params(name, e->knobs, ctx.params, ctx.config), ctx.engine_ptr};
-  return e->make(c);
+  PolicyContext c{ctx.config,     ctx.va_space,
+                  ctx.seed,       resolve_params(name, e->knobs, ctx.params, ctx.config),
+                  ctx.engine_ptr, ctx.gpu};
+  auto p = e->make(c);
+  p->bind_gpu(ctx.gpu);
+  return p;
 }
 
 template std::unique_ptr<EvictionPolicy> make_registered(const char*, const std::string&,
@@ -147,7 +150,7 @@ PolicyContext PolicyContext::for_policy(const std::string& name) const {
     if (!config.policy_params.contains(n)) continue;
     for (const auto& [k, v] : config.policy_params[n].items()) params[k] = v;
   }
-  return PolicyContext{config, va_space, seed, std::move(params), engine_ptr};
+  return PolicyContext{config, va_space, seed, std::move(params), engine_ptr, gpu};
 }
 
 std::unique_ptr<EvictionPolicy> make_eviction_policy(const std::string& n, const PolicyContext& c) {

@@ -4,7 +4,8 @@
 
 namespace uvmsim {
 
-void PlacementState::configure(std::size_t nblocks, std::uint64_t capacity_chunks) {
+void PlacementState::configure(std::size_t nblocks, std::uint64_t capacity_chunks, unsigned gpu) {
+  gpu_ = gpu;
   capacity_ = capacity_chunks;
   blocks_.assign(nblocks, BlockPlacement{});
   withheld_.assign(nblocks, 0);
@@ -27,7 +28,7 @@ bool PlacementState::refresh(const VaBlock& b) {
   const bool was = withheld_[b.id] != 0;
   const ChunkClass cls = chunk_class(b.id);
   withheld_[b.id] = cls != ChunkClass::General;
-  const std::uint8_t now = b.gpu(0).has_chunk ? static_cast<std::uint8_t>(cls) : kUncounted;
+  const std::uint8_t now = b.gpu(gpu_).has_chunk ? static_cast<std::uint8_t>(cls) : kUncounted;
   const std::uint32_t res = cls == ChunkClass::Reserved ? blocks_[b.id].reservation : 0;
   std::uint8_t& old = counted_[b.id];
   if (old == now && counted_res_[b.id] == res) return was;
@@ -87,12 +88,12 @@ std::uint32_t PlacementState::reservation_victim(std::uint32_t id, std::uint32_t
   std::uint32_t best = kNoVictim;
   auto better = [&](std::uint32_t a, std::uint32_t cur) {
     if (cur == kNoVictim) return true;
-    const bool ea = blocks[a].gpu(0).count == 0, ec = blocks[cur].gpu(0).count == 0;
+    const bool ea = blocks[a].gpu(gpu_).count == 0, ec = blocks[cur].gpu(gpu_).count == 0;
     if (ea != ec) return ea;
     return alloc_order_[a] < alloc_order_[cur];
   };
   for (const std::uint32_t m : r.members) {
-    if (m == requester || !blocks[m].gpu(0).has_chunk || blocks_[m].gpu_pinned.any()) continue;
+    if (m == requester || !blocks[m].gpu(gpu_).has_chunk || blocks_[m].gpu_pinned.any()) continue;
     if (better(m, best)) best = m;
   }
   return best;

@@ -51,7 +51,8 @@ class PlacementState {
     std::uint32_t victim = 0;  ///< for Victim: the block to evict
   };
 
-  void configure(std::size_t nblocks, std::uint64_t capacity_chunks);
+  /// The placement state of GPU `gpu`'s memory (`capacity_chunks` root chunks).
+  void configure(std::size_t nblocks, std::uint64_t capacity_chunks, unsigned gpu = 0);
   /// True once any placement action changed state; until then the driver behaves exactly as
   /// without this module.
   bool active() const { return active_; }
@@ -114,6 +115,7 @@ class PlacementState {
 
   static constexpr std::uint32_t kNoVictim = ~std::uint32_t{0};
   bool active_ = false;
+  unsigned gpu_ = 0;  ///< whose chunks (VaBlock::gpu)
   std::uint64_t capacity_ = 0;
   std::vector<BlockPlacement> blocks_;
   std::vector<std::uint8_t> withheld_;

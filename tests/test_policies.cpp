@@ -119,6 +119,33 @@ TEST(DriverEviction, OldestUnusedThenOldestUsed) {
   EXPECT_EQ(e->select_victim(99, 0), kNoBlock);
 }
 
+TEST(Registry, APolicyReadsTheBlockStateOfTheGpuItServes) {
+  // One instance per GPU: "resident" means resident on the policy's GPU. A chunk that comes
+  // back (EvictionPolicy::on_chunk_returned) counts as populated if its GPU holds pages of it.
+  Fixture f;  // 4 blocks
+  f.va.set_gpus(2);
+  VaBlock& b0 = f.va.blocks()[0];
+  f.va.add_gpu_states(b0);
+  b0.gpu(1).count = 5;  // GPU 1 holds pages of block 0, GPU 0 none
+  for (const unsigned gpu : {0u, 1u}) {
+    PolicyContext c = f.ctx();
+    c.gpu = gpu;
+    auto e = make_eviction_policy("driver", c);
+    EXPECT_EQ(e->gpu(), gpu);
+    for (const auto& b : f.va.blocks()) e->on_chunk_allocated(b, 0);  // USED: 0 1 2 3
+    e->on_chunk_withheld(b0, 0);
+    e->on_chunk_returned(b0, 0);
+    // GPU 0: block 0 is empty there, so it is UNUSED and goes first; GPU 1: populated, it goes
+    // to the tail of USED behind 1 2 3.
+    EXPECT_EQ(e->select_victim(99, 0), gpu == 0 ? 0u : 1u) << "GPU " << gpu;
+  }
+  PolicyContext c = f.ctx();
+  c.gpu = 1;
+  EXPECT_EQ(make_eviction_policy("tournament", c)->gpu(), 1u);
+  EXPECT_EQ(make_prefetch_policy("tree", c)->gpu(), 1u);
+  EXPECT_EQ(make_placement_policy("driver", c)->gpu(), 1u);
+}
+
 TEST(Registry, UnknownPolicyListsKnownOnes) {
   Fixture f;
   try {

@@ -106,7 +106,7 @@ void AccessCounterService::service_pages(VaBlock& b, PageMask pages, ServiceTime
   auto& s = dc_.stats();
   const bool scoped = pool_.placement().active() || !all_;
   pages &= b.cpu_resident;  // only pages resident on the remote owner
-  pages.and_not(b.gpu(0).resident);
+  pages.and_not(dc_.gpu_state(b).resident);
   if (const ObservedRegion* o = observations_.find(b.id)) pages.and_not(o->samples);
   if (scoped) {
     // Range-scoped access-counter migration and no-migrate ranges (SUV §V-D ⑤).
@@ -115,12 +115,13 @@ void AccessCounterService::service_pages(VaBlock& b, PageMask pages, ServiceTime
       pages.reset(p);
       ++s.placement.notifications_ignored;
     }
-    if (pages.any() && !b.gpu(0).has_chunk && !pool_.chunk_obtainable(b)) return;
+    if (pages.any() && !dc_.gpu_state(b).has_chunk && !pool_.chunk_obtainable(b)) return;
   }
   for (unsigned p = pages.find_next(0); p < kPagesPerBlock; p = pages.find_next(p + 1)) {
     // service_va_block_locked: a throttled page ignores the notification; a page pinned in
     // host memory stays there (the GPU keeps its remote mapping).
-    const ThrashingDetector::Result h = thrashing_hint(thrashing_, b, p, Processor::Gpu, st.cpu);
+    const ThrashingDetector::Result h =
+        thrashing_hint(thrashing_, b, p, dc_.processor(), dc_.va().gpus(), st.cpu);
     if (h.type == ThrashingDetector::Hint::Throttle ||
         (h.type == ThrashingDetector::Hint::Pin && h.pin == Processor::Cpu))
       pages.reset(p);
@@ -128,16 +129,18 @@ void AccessCounterService::service_pages(VaBlock& b, PageMask pages, ServiceTime
   if (pages.none()) return;
   st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
   PageMask prefetch;
-  policies_.prefetch().compute(PrefetchPolicy::Request{b, Processor::Gpu, b.gpu(0).resident, pages,
-                                                       thrashing_.thrashing_pages(b.id), st.cpu},
-                               prefetch);
+  policies_.prefetch().compute(
+      PrefetchPolicy::Request{b, dc_.processor(), dc_.gpu_state(b).resident, pages,
+                              thrashing_.thrashing_pages(b.id), st.cpu},
+      prefetch);
   prefetch &= b.cpu_resident;  // access-counter servicing never zero-fills untouched pages
   prefetch.and_not(pages);
   if (pool_.placement().active()) prefetch.and_not(pool_.placement().block(b.id).no_migrate);
   residency.make_resident_gpu(b, pages, prefetch, HtodCause::AccessCounter, st, nullptr);
-  b.gpu(0).remote_mapped.and_not(b.gpu(0).resident);
-  ++b.gpu(0).mapping_gen;
-  b.gpu(0).map_ready_at = std::max(b.gpu(0).map_ready_at, std::max(st.cpu, st.copy_done));
+  dc_.gpu_state(b).remote_mapped.and_not(dc_.gpu_state(b).resident);
+  ++dc_.gpu_state(b).mapping_gen;
+  dc_.gpu_state(b).map_ready_at =
+      std::max(dc_.gpu_state(b).map_ready_at, std::max(st.cpu, st.copy_done));
 }
 
 }  // namespace uvmsim

@@ -39,19 +39,21 @@ std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceT
   } else if (c.collapsed) {
     residency_.made_resident(b, st.cpu);  // a GPU write ended read duplication in place
   }
+  GpuBlockState& gs = dc_.gpu_state(b);
   if (c.faulted.any() || c.remote.any() || c.collapsed) {
-    ++b.gpu(0).mapping_gen;  // PTE writes + TLB invalidate
-    b.gpu(0).map_ready_at = std::max(b.gpu(0).map_ready_at, std::max(st.cpu, st.copy_done));
+    ++gs.mapping_gen;  // PTE writes + TLB invalidate
+    gs.map_ready_at = std::max(gs.map_ready_at, std::max(st.cpu, st.copy_done));
   }
   // service_fault_batch_block adds the block's tracker to the batch's: the replay that follows
   // waits for the block's outstanding copies and PTE writes, even when this batch found nothing
   // to do in it (a re-fault while an earlier batch's copies still run, under BATCH/BLOCK/ONCE).
-  st.copy_done = std::max(st.copy_done, b.gpu(0).map_ready_at);
+  st.copy_done = std::max(st.copy_done, gs.map_ready_at);
   return c.duplicates;
 }
 
 BlockService::Classified BlockService::classify(VaBlock& b, std::span<const BatchFault> faults,
                                                 Tick now, bool& throttled) {
+  GpuBlockState& gs = dc_.gpu_state(b);
   auto& s = dc_.stats();
   const PlacementState& place = pool_.placement();
   Classified c;
@@ -65,12 +67,13 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
     }
     prev = page;
     const bool write = f.kind >= AccessKind::Write;
-    if (b.gpu(0).remote_mapped.test(page) ||
-        (b.gpu(0).resident.test(page) && !(write && b.gpu(0).read_only.test(page)))) {
+    if (gs.remote_mapped.test(page) ||
+        (gs.resident.test(page) && !(write && gs.read_only.test(page)))) {
       ++s.faults_already_resident;
       continue;
     }
-    const ThrashingDetector::Result hint = thrashing_hint(thrashing_, b, page, Processor::Gpu, now);
+    const ThrashingDetector::Result hint =
+        thrashing_hint(thrashing_, b, page, dc_.processor(), dc_.va().gpus(), now);
     if (hint.type == ThrashingDetector::Hint::Throttle) {
       // Not serviced this time: the GPU re-faults after the replay (service_fault_batch_block).
       ++s.faults_throttled;
@@ -81,21 +84,20 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
     if (hint.type == ThrashingDetector::Hint::Pin) {
       ++s.pin_hints;
       // Pinned in host memory: the GPU maps it. Pinned on the GPU: it migrates there as usual.
-      if (hint.pin == Processor::Cpu && b.cpu_resident.test(page) &&
-          !b.gpu(0).resident.test(page)) {
+      if (hint.pin == Processor::Cpu && b.cpu_resident.test(page) && !gs.resident.test(page)) {
         c.remote.set(page);
         continue;
       }
     }
     ++s.faults_serviced;
-    if (write && b.gpu(0).resident.test(page)) {
+    if (write && gs.resident.test(page)) {
       // Write to a read-duplicated page: collapse to the GPU copy, invalidate the CPU's.
       b.cpu_resident.reset(page);
-      b.gpu(0).read_only.reset(page);
-      b.gpu(0).dirty.set(page);
+      gs.read_only.reset(page);
+      gs.dirty.set(page);
       PageMask one;
       one.set(page);
-      b.gpu(0).add_map_pending(one, dc_.sim.queue.now());  // the writable PTE comes with the others
+      gs.add_map_pending(one, dc_.sim.queue.now());  // the writable PTE comes with the others
       c.collapsed = true;
       continue;
     }
@@ -106,7 +108,7 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
     } else if (policies_.placement().place(b, page, f.kind, now) ==
                PlacementPolicy::Decision::MapRemote) {
       c.remote.set(page);
-    } else if (!b.gpu(0).has_chunk && !pool_.chunk_obtainable(b)) {
+    } else if (!gs.has_chunk && !pool_.chunk_obtainable(b)) {
       // Every chunk this block could take is pinned or reserved for others: serve it remotely.
       ++s.placement.no_chunk_remote_maps;
       c.remote.set(page);
@@ -120,6 +122,7 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
 
 std::uint64_t BlockService::service_system(VaBlock& b, std::span<const BatchFault> faults,
                                            ServiceTimes& st) {
+  GpuBlockState& gs = dc_.gpu_state(b);
   // A GPU fault on system memory under ATS is a first touch: pages the CPU populated are mapped
   // in the shared page table and never fault. uvm_ats_service_faults populates the faulted OS
   // pages on the GPU (migrate_vma, first_touch) with the tree prefetcher's choice among the
@@ -137,7 +140,7 @@ std::uint64_t BlockService::service_system(VaBlock& b, std::span<const BatchFaul
       continue;
     }
     prev = page;
-    if (b.gpu(0).resident.test(page) || b.gpu(0).remote_mapped.test(page)) {
+    if (gs.resident.test(page) || gs.remote_mapped.test(page)) {
       ++s.faults_already_resident;
       continue;
     }
@@ -148,26 +151,26 @@ std::uint64_t BlockService::service_system(VaBlock& b, std::span<const BatchFaul
   if (faulted.any()) {
     PageMask prefetch;
     if (dc_.cfg.driver.prefetch_enable) {
-      policies_.prefetch().compute(PrefetchPolicy::Request{b, Processor::Gpu, b.gpu(0).resident,
-                                                           faulted, PageMask{}, st.cpu},
-                                   prefetch);
+      policies_.prefetch().compute(
+          PrefetchPolicy::Request{b, dc_.processor(), gs.resident, faulted, PageMask{}, st.cpu},
+          prefetch);
     }
-    prefetch = minus(minus(prefetch & b.valid_mask(), b.cpu_resident), b.gpu(0).resident);
+    prefetch = minus(minus(prefetch & b.valid_mask(), b.cpu_resident), gs.resident);
     residency_.make_resident_gpu(b, residency_.system_pages_of(b, faulted), prefetch,
                                  HtodCause::Demand, st, &writes);
-    ++b.gpu(0).mapping_gen;  // PTE writes + TLB invalidate
-    b.gpu(0).map_ready_at = std::max(b.gpu(0).map_ready_at, std::max(st.cpu, st.copy_done));
+    ++gs.mapping_gen;  // PTE writes + TLB invalidate
+    gs.map_ready_at = std::max(gs.map_ready_at, std::max(st.cpu, st.copy_done));
   }
-  st.copy_done = std::max(st.copy_done, b.gpu(0).map_ready_at);
+  st.copy_done = std::max(st.copy_done, gs.map_ready_at);
   return duplicates;
 }
 
 void BlockService::map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& st) {
   // Pages resident nowhere are populated in host memory first (zero-filled, no copy).
-  const PageMask fresh = minus(minus(remote, b.cpu_resident), b.gpu(0).resident);
+  const PageMask fresh = minus(minus(remote, b.cpu_resident), dc_.gpu_state(b).resident);
   b.cpu_resident |= fresh;
   b.cpu_backed |= fresh;
-  b.gpu(0).remote_mapped |= remote;
+  dc_.gpu_state(b).remote_mapped |= remote;
   const unsigned n = remote.count();
   dc_.stats().remote_maps += n;
   st.cpu += ns_to_ps(dc_.cfg.cost.page_ns) * n;
@@ -178,29 +181,29 @@ void BlockService::map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& 
 
 PageMask BlockService::choose_prefetch(VaBlock& b, const PageMask& faulted, const PageMask& remote,
                                        Tick now) {
+  GpuBlockState& gs = dc_.gpu_state(b);
   PageMask prefetch;
   // Prefetch only if every faulted page of the block goes to one processor (the GPU here),
   // only towards the preferred location if there is one, and after min_faults faults.
-  if (b.last_migration_dest != Processor::Gpu) {
+  if (b.last_migration_dest != dc_.processor()) {
     b.fault_migrations_to_last_proc = 0;
-    b.last_migration_dest = Processor::Gpu;
+    b.last_migration_dest = dc_.processor();
   }
   b.fault_migrations_to_last_proc += faulted.count();
   const bool gated = remote.none() && (b.preferred == PreferredLocation::None ||
                                        b.preferred == PreferredLocation::Gpu);
   if (!gated || b.fault_migrations_to_last_proc < dc_.cfg.driver.prefetch_min_faults)
     return prefetch;
-  if (b.preferred == PreferredLocation::Gpu && b.gpu(0).count == 0 && b.cpu_resident.none()) {
+  if (b.preferred == PreferredLocation::Gpu && gs.count == 0 && b.cpu_resident.none()) {
     prefetch = b.valid_mask();  // first touch at the preferred location: whole block
   } else {
-    policies_.prefetch().compute(
-        PrefetchPolicy::Request{b, Processor::Gpu, b.gpu(0).resident, faulted,
-                                thrashing_.thrashing_pages(b.id), now},
-        prefetch);
+    policies_.prefetch().compute(PrefetchPolicy::Request{b, dc_.processor(), gs.resident, faulted,
+                                                         thrashing_.thrashing_pages(b.id), now},
+                                 prefetch);
   }
   prefetch &= b.valid_mask();
   prefetch.and_not(faulted);
-  prefetch.and_not(b.gpu(0).resident);
+  prefetch.and_not(gs.resident);
   const PlacementState& place = pool_.placement();
   if (place.active()) prefetch.and_not(place.block(b.id).no_migrate);  // host pins stay
   // An observed region's sample pages stay on the host until the GPU touches them.

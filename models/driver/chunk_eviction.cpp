@@ -5,12 +5,13 @@
 namespace uvmsim {
 
 void ChunkEviction::evict(VaBlock& v, ServiceTimes& st) {
+  GpuBlockState& gs = dc_.gpu_state(v);
   auto& s = dc_.stats();
-  const PageMask pages = v.gpu(0).resident;
+  const PageMask pages = gs.resident;
   // No dirty tracking in the driver: every GPU-resident page is copied back, except pages that
   // also have a valid CPU copy (read duplication). dirty-only write-back is a what-if option.
   PageMask copy = minus(pages, v.cpu_resident);
-  if (dc_.cfg.driver.evict_dirty_only) copy &= v.gpu(0).dirty;
+  if (dc_.cfg.driver.evict_dirty_only) copy &= gs.dirty;
   std::uint64_t bytes = 0;
   // Host work before the copy-out can start (uvm_va_block_evict_chunks ->
   // uvm_va_block_make_resident to the CPU): every evicted page is unmapped from the GPU and its
@@ -40,14 +41,14 @@ void ChunkEviction::evict(VaBlock& v, ServiceTimes& st) {
   v.cpu_backed |= pages;
   // With access-counter migration on, evicted pages are mapped back remotely
   // (uvm_perf_map_remote_on_eviction) and the counters can bring them back.
-  if (counters_.counting()) v.gpu(0).remote_mapped |= counters_.remap_on_eviction(v, pages);
-  note_leaving_gpu(v.gpu(0), v.gpu(0).resident, s.prefetch_use);
-  v.gpu(0).resident.clear();
-  v.gpu(0).count = 0;
-  v.gpu(0).read_only.clear();
-  v.gpu(0).dirty.clear();
-  v.gpu(0).has_chunk = false;
-  ++v.gpu(0).mapping_gen;
+  if (counters_.counting()) gs.remote_mapped |= counters_.remap_on_eviction(v, pages);
+  note_leaving_gpu(gs, gs.resident, s.prefetch_use);
+  gs.resident.clear();
+  gs.count = 0;
+  gs.read_only.clear();
+  gs.dirty.clear();
+  gs.has_chunk = false;
+  ++gs.mapping_gen;
   pool_.release(v);
   // Policies see an observed region's observation during on_eviction ("evicted before being
   // accessed", negative feedback); it ends right after.

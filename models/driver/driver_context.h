@@ -17,6 +17,7 @@ struct DriverContext {
   SimContext& sim;
   const SimConfig& cfg;
   DriverShared& shared;         ///< the per-process part: thrashing detector, batch ids
+  std::uint8_t gpu = 0;         ///< the GPU this driver instance serves (its ordinal)
   std::int64_t log_batch = -1;  ///< batch id for event-log rows, -1 outside fault batches
   Tick clock = 0;  ///< time of the latest hook or access notification (for action wake-ups)
   std::string trace_name{};  ///< the trace's path, for errors about what it does
@@ -25,6 +26,20 @@ struct DriverContext {
   EventLog& log() { return sim.log; }
   VaSpace& va() { return sim.va; }
   VaBlock& block(std::uint32_t id) { return sim.va.blocks()[id]; }
+  /// This driver's GPU as a processor.
+  Processor processor() const { return gpu_processor(gpu); }
+  /// This driver's GPU's state of `b`, made on first use for a GPU other than 0.
+  GpuBlockState& gpu_state(VaBlock& b) {
+    if (gpu == 0) [[likely]]
+      return b.gpu(0);
+    sim.va.add_gpu_states(b);
+    return b.gpu(gpu);
+  }
+  const GpuBlockState& gpu_state(const VaBlock& b) const {
+    if (gpu == 0) [[likely]]
+      return b.gpu(0);
+    return b.gpu(gpu);
+  }
 };
 
 /// Time cursors of one unit of driver work on the serial service thread.

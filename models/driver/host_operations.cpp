@@ -18,27 +18,27 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
       // shared page table (no GPU fault will follow).
       PageMask touched;
       touched.set_range(p0, p1);
-      const PageMask fresh =
-          minus(minus(residency_.system_pages_of(b, touched), b.cpu_resident), b.gpu(0).resident);
+      const PageMask fresh = minus(minus(residency_.system_pages_of(b, touched), b.cpu_resident),
+                                   dc_.gpu_state(b).resident);
       if (fresh.any()) {
         b.cpu_resident |= fresh;
         b.cpu_backed |= fresh;
-        b.gpu(0).remote_mapped |= fresh;
-        ++b.gpu(0).mapping_gen;
+        dc_.gpu_state(b).remote_mapped |= fresh;
+        ++dc_.gpu_state(b).mapping_gen;
         s.system.cpu_first_touch_pages += fresh.count();
       }
       return;
     }
     for (unsigned p = p0; p < p1; ++p) {
-      const bool on_gpu = b.gpu(0).resident.test(p), on_cpu = b.cpu_resident.test(p);
+      const bool on_gpu = dc_.gpu_state(b).resident.test(p), on_cpu = b.cpu_resident.test(p);
       if (on_cpu) {
         if (write && on_gpu) {  // a CPU write ends read duplication
           PageMask one;
           one.set(p);
-          b.gpu(0).read_only.reset(p);
+          dc_.gpu_state(b).read_only.reset(p);
           if (pool_.placement().active()) pool_.unpin_leaving(b, one, st.cpu);
           residency_.clear_gpu_resident(b, one, st.cpu);
-          ++b.gpu(0).mapping_gen;
+          ++dc_.gpu_state(b).mapping_gen;
         }
         continue;
       }
@@ -53,7 +53,7 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
       // tries again; a pin for the CPU is a pin in host memory, so the page moves here.
       for (int tries = 0; tries < 8; ++tries) {
         const ThrashingDetector::Result h =
-            thrashing_hint(thrashing_, b, p, Processor::Cpu, st.cpu);
+            thrashing_hint(thrashing_, b, p, Processor::Cpu, dc_.va().gpus(), st.cpu);
         if (h.type == ThrashingDetector::Hint::Pin) ++s.pin_hints;
         if (h.type != ThrashingDetector::Hint::Throttle) break;
         ++s.throttle_hints;
@@ -94,20 +94,21 @@ Tick HostOperations::user_prefetch(Addr va, std::uint64_t size, Processor dest, 
     PageMask pages;
     pages.set_range(p0, p1);
     st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
-    if (dest != Processor::Gpu) {
+    if (dest != dc_.processor()) {
       residency_.migrate_to_cpu(b, pages, DtohCause::UserPrefetch, st);
       return;
     }
     const PlacementState& place = pool_.placement();
     if (place.active()) {
       pages.and_not(place.block(b.id).host_pinned);  // host pins stay on the host
-      if (pages.none() || (!b.gpu(0).has_chunk && !pool_.chunk_obtainable(b))) return;
+      if (pages.none() || (!dc_.gpu_state(b).has_chunk && !pool_.chunk_obtainable(b))) return;
     }
     if (observations_.find(b.id)) observations_.drop(b, false);
     residency_.make_resident_gpu(b, pages, PageMask{}, HtodCause::UserPrefetch, st, nullptr);
-    b.gpu(0).remote_mapped.and_not(b.gpu(0).resident);
-    ++b.gpu(0).mapping_gen;
-    b.gpu(0).map_ready_at = std::max(b.gpu(0).map_ready_at, std::max(st.cpu, st.copy_done));
+    dc_.gpu_state(b).remote_mapped.and_not(dc_.gpu_state(b).resident);
+    ++dc_.gpu_state(b).mapping_gen;
+    dc_.gpu_state(b).map_ready_at =
+        std::max(dc_.gpu_state(b).map_ready_at, std::max(st.cpu, st.copy_done));
   });
   return std::max(st.cpu, st.copy_done);
 }
@@ -127,17 +128,17 @@ Tick HostOperations::free_allocation(VaRange& r, Tick t) {
     const PageMask host = b.cpu_backed | b.cpu_resident;
     if (residency_.ats_system(b)) {
       // free()/munmap of system memory: the OS frees its pages; UVM's policies never saw them.
-      pool_.remove_system_pages(b.gpu(0).count);
-      s.freed_gpu_pages += b.gpu(0).count;
+      pool_.remove_system_pages(dc_.gpu_state(b).count);
+      s.freed_gpu_pages += dc_.gpu_state(b).count;
       s.freed_cpu_pages += host.count();
-      note_leaving_gpu(b.gpu(0), b.gpu(0).resident, s.prefetch_use);
-    } else if (b.gpu(0).has_chunk || host.any()) {
+      note_leaving_gpu(dc_.gpu_state(b), dc_.gpu_state(b).resident, s.prefetch_use);
+    } else if (dc_.gpu_state(b).has_chunk || host.any()) {
       // The block lock, unmapping and chunk frees: the per-block cost of the driver's work.
       st.cpu = std::max(st.cpu, b.copies_in_done) + ns_to_ps(dc_.cfg.cost.block_ns);
       policies_.each_for(b, [&](PolicyBase& p) { p.on_freed(b, st.cpu); });
-      s.freed_gpu_pages += b.gpu(0).count;
+      s.freed_gpu_pages += dc_.gpu_state(b).count;
       s.freed_cpu_pages += host.count();
-      note_leaving_gpu(b.gpu(0), b.gpu(0).resident, s.prefetch_use);
+      note_leaving_gpu(dc_.gpu_state(b), dc_.gpu_state(b).resident, s.prefetch_use);
       pool_.free_chunk(b);
     }
     if (place.active()) {
@@ -145,19 +146,19 @@ Tick HostOperations::free_allocation(VaRange& r, Tick t) {
       place.block(b.id) = BlockPlacement{};
       pool_.refresh(b, st.cpu);
     }
-    b.gpu(0).resident.clear();
+    dc_.gpu_state(b).resident.clear();
     b.cpu_resident.clear();
-    b.gpu(0).remote_mapped.clear();
-    b.gpu(0).read_only.clear();
-    b.gpu(0).dirty.clear();
+    dc_.gpu_state(b).remote_mapped.clear();
+    dc_.gpu_state(b).read_only.clear();
+    dc_.gpu_state(b).dirty.clear();
     b.cpu_backed.clear();
-    b.gpu(0).count = 0;
+    dc_.gpu_state(b).count = 0;
     b.preferred = PreferredLocation::None;
     b.accessed_by_gpu = false;
     b.read_mostly = false;
     b.fault_migrations_to_last_proc = 0;
     b.last_migration_dest = Processor::Cpu;
-    ++b.gpu(0).mapping_gen;
+    ++dc_.gpu_state(b).mapping_gen;
   }
   r.freed = true;
   if (dc_.log().enabled())
@@ -175,23 +176,23 @@ void HostOperations::advise(Addr va, std::uint64_t size, trace::Advice advice, P
         break;
       case Advice::UnsetPreferredLocation:
         b.preferred = PreferredLocation::None;
-        b.gpu(0).remote_mapped.clear();
+        dc_.gpu_state(b).remote_mapped.clear();
         break;
       case Advice::SetAccessedBy:
-        if (device == Processor::Gpu) b.accessed_by_gpu = true;
+        if (device == dc_.processor()) b.accessed_by_gpu = true;
         break;
       case Advice::UnsetAccessedBy:
-        if (device == Processor::Gpu) b.accessed_by_gpu = false;
+        if (device == dc_.processor()) b.accessed_by_gpu = false;
         break;
       case Advice::SetReadMostly:
         b.read_mostly = true;
         break;
       case Advice::UnsetReadMostly:
         b.read_mostly = false;
-        b.gpu(0).read_only.clear();
+        dc_.gpu_state(b).read_only.clear();
         break;
     }
-    ++b.gpu(0).mapping_gen;
+    ++dc_.gpu_state(b).mapping_gen;
   });
 }
 

@@ -74,11 +74,11 @@ bool ObservationService::try_observe(std::uint32_t id, ObservePurpose purpose,
                                      Residency& residency) {
   if (id >= dc_.va().blocks().size()) return false;
   VaBlock& b = dc_.block(id);
-  if (!b.gpu(0).has_chunk || b.gpu(0).count == 0 || obs_.find(id) ||
+  if (!dc_.gpu_state(b).has_chunk || dc_.gpu_state(b).count == 0 || obs_.find(id) ||
       b.preferred == PreferredLocation::Cpu ||
       pool_.placement().withheld(id))  // pinned / reserved chunks are not eviction candidates
     return false;
-  const PageMask samples = obs_.choose_samples(b, b.gpu(0).resident, sample_from);
+  const PageMask samples = obs_.choose_samples(b, dc_.gpu_state(b).resident, sample_from);
   if (samples.none()) return false;
   auto& os = dc_.stats().observe;
   const Tick t0 = st.cpu;
@@ -89,7 +89,7 @@ bool ObservationService::try_observe(std::uint32_t id, ObservePurpose purpose,
     dc_.log().row(st.cpu, "observe", dc_.log_batch, b.page_va(samples.find_next(0)),
                   std::uint64_t{n} * kPageSize, "", to_string(purpose), n, 0);
   residency.migrate_to_cpu(b, samples, DtohCause::Observation, st);
-  b.gpu(0).remote_mapped |= samples;
+  dc_.gpu_state(b).remote_mapped |= samples;
   start(b, purpose, samples, st.cpu);
   ++os.regions[static_cast<std::size_t>(purpose)];
   os.sample_pages += n;
@@ -105,14 +105,14 @@ void ObservationService::observe_prefetch(VaBlock& b, PageMask& prefetch, Servic
     if (block != b.id || obs_.find(b.id)) return false;  // only the region being prefetched
     PageMask pool = prefetch;
     if (from) pool &= *from;
-    const PageMask samples = obs_.choose_samples(b, b.gpu(0).resident | prefetch, &pool);
+    const PageMask samples = obs_.choose_samples(b, dc_.gpu_state(b).resident | prefetch, &pool);
     if (samples.none()) return false;
     // The samples stay in host memory (populated there if they exist nowhere yet), mapped for
     // the GPU; the rest of the prefetch proceeds.
     prefetch.and_not(samples);
     b.cpu_resident |= samples;
     b.cpu_backed |= samples;
-    b.gpu(0).remote_mapped |= samples;
+    dc_.gpu_state(b).remote_mapped |= samples;
     const unsigned n = samples.count();
     st.cpu += ns_to_ps(dc_.cfg.cost.page_ns) * n;
     if (dc_.log().enabled())
@@ -182,12 +182,13 @@ void ObservationService::service_notifications(ServiceTimes& st, Residency& resi
       dc_.log().row(st.cpu, "observe_access", -1, b.page_va(r.samples.find_next(0)), 0, "",
                     to_string(r.purpose), r.samples.count(), 0);
     // The sample served its purpose: it migrates back to the GPU.
-    b.gpu(0).remote_mapped.and_not(r.samples);
+    dc_.gpu_state(b).remote_mapped.and_not(r.samples);
     PageMask back = r.samples & b.cpu_resident;
-    back.and_not(b.gpu(0).resident);
+    back.and_not(dc_.gpu_state(b).resident);
     residency.make_resident_gpu(b, back, PageMask{}, HtodCause::Observation, st, nullptr, false);
-    ++b.gpu(0).mapping_gen;
-    b.gpu(0).map_ready_at = std::max(b.gpu(0).map_ready_at, std::max(st.cpu, st.copy_done));
+    ++dc_.gpu_state(b).mapping_gen;
+    dc_.gpu_state(b).map_ready_at =
+        std::max(dc_.gpu_state(b).map_ready_at, std::max(st.cpu, st.copy_done));
     const unsigned page = r.samples.find_next(0);
     policies_.each_for(b, [&](PolicyBase& p) { p.on_access_counter(b, page, r.purpose, st.cpu); });
     st.cpu += policies_.messages(1, dc_.stats());  // onAccessCounter, relayed
@@ -203,8 +204,8 @@ void ObservationService::drop(VaBlock& b, bool evicted) {
   ++(evicted ? os.evicted_unaccessed : os.cancelled)[static_cast<std::size_t>(r.purpose)];
   // With access-counter migration on, evicted pages stay remote-mapped like any evicted page.
   if (!(evicted && hw_.enabled()))
-    b.gpu(0).remote_mapped.and_not(minus(r.samples, b.gpu(0).resident));
-  ++b.gpu(0).mapping_gen;
+    dc_.gpu_state(b).remote_mapped.and_not(minus(r.samples, dc_.gpu_state(b).resident));
+  ++dc_.gpu_state(b).mapping_gen;
   refill_due_ = true;
 }
 

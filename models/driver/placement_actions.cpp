@@ -27,7 +27,7 @@ std::uint64_t pages_bytes(const PageMask& m) { return std::uint64_t{m.count()} *
 }  // namespace
 
 Tick PolicyFacade::host_first_touch(VaBlock& b, const PageMask& pages) {
-  const PageMask untouched = minus(minus(pages, b.cpu_resident), b.gpu(0).resident);
+  const PageMask untouched = minus(minus(pages, b.cpu_resident), dc_.gpu_state(b).resident);
   if (untouched.none()) return 0;
   b.cpu_resident |= untouched;
   b.cpu_backed |= untouched;
@@ -111,7 +111,7 @@ std::uint64_t PolicyFacade::pin_on_gpu(Addr va, std::uint64_t size) {
         const PageMask saved = bp.gpu_pinned;
         bp.gpu_pinned |= add;  // the block takes its chunk as a pinned one
         p_.pool.refresh(b, st.cpu);
-        if (!b.gpu(0).has_chunk && !p_.pool.chunk_obtainable(b)) {
+        if (!dc_.gpu_state(b).has_chunk && !p_.pool.chunk_obtainable(b)) {
           bp.gpu_pinned = saved;  // out of unpinned, unreserved memory: stop here
           p_.pool.refresh(b, st.cpu);
           full = true;
@@ -119,15 +119,16 @@ std::uint64_t PolicyFacade::pin_on_gpu(Addr va, std::uint64_t size) {
         }
         drop_observation(b);
         // A GPU pin overrides host pins, no-migrate and access-counter settings of its pages.
-        const PageMask unmap = add & b.gpu(0).remote_mapped;
+        const PageMask unmap = add & dc_.gpu_state(b).remote_mapped;
         bp.host_pinned.and_not(add);
         bp.no_migrate.and_not(add);
         bp.acm.and_not(add);
-        b.gpu(0).remote_mapped.and_not(add);
+        dc_.gpu_state(b).remote_mapped.and_not(add);
         st.cpu += ns_to_ps(dc_.cfg.cost.block_ns) + ns_to_ps(dc_.cfg.cost.page_ns) * unmap.count();
         p_.residency.make_resident_gpu(b, add, PageMask{}, HtodCause::Placement, st, nullptr);
-        ++b.gpu(0).mapping_gen;
-        b.gpu(0).map_ready_at = std::max(b.gpu(0).map_ready_at, std::max(st.cpu, st.copy_done));
+        ++dc_.gpu_state(b).mapping_gen;
+        dc_.gpu_state(b).map_ready_at =
+            std::max(dc_.gpu_state(b).map_ready_at, std::max(st.cpu, st.copy_done));
         p_.pool.refresh(b, st.cpu);
         dc_.stats().placement.gpu_pinned_pages += add.count();
         if (out) *out += pages_bytes(pages);
@@ -150,41 +151,41 @@ void PolicyFacade::unpin_on_gpu(Addr va, std::uint64_t size) {
 }
 
 void PolicyFacade::pin_on_host(Addr va, std::uint64_t size) {
-  placement_on_range("pin_on_host", va, size,
-                     [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
-                       PlacementState& place = p_.pool.placement();
-                       BlockPlacement& bp = place.block(b.id);
-                       const PageMask add = minus(pages, bp.host_pinned);
-                       if (add.none()) return false;
-                       p_.pool.activate_placement();
-                       drop_observation(b);
-                       st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
-                       // ① GPU copies come back to the host (a host pin overrides a GPU pin of
-                       // these pages).
-                       bp.gpu_pinned.and_not(add);
-                       const PageMask on_gpu = add & b.gpu(0).resident;
-                       if (on_gpu.any()) {
-                         p_.residency.migrate_to_cpu(b, on_gpu, DtohCause::Placement, st);
-                         st.cpu = std::max(st.cpu, st.copy_done);
-                       }
-                       // ② Uninitialised pages are first-touched (memset) on the host, so the GPU
-                       // never faults.
-                       st.cpu += host_first_touch(b, add);
-                       // ③ SetAccessedBy: the GPU maps the host copy (PTE writes for pages not
-                       // mapped yet); it never migrates.
-                       const PageMask map = minus(add, b.gpu(0).remote_mapped);
-                       b.gpu(0).remote_mapped |= add;
-                       bp.host_pinned |= add;
-                       bp.no_migrate |= add;
-                       if (map.any() || on_gpu.any()) {
-                         st.cpu += ns_to_ps(dc_.cfg.cost.page_ns) * map.count();
-                         ++b.gpu(0).mapping_gen;
-                         b.gpu(0).map_ready_at = std::max(b.gpu(0).map_ready_at, st.cpu);
-                       }
-                       p_.pool.refresh(b, st.cpu);
-                       dc_.stats().placement.host_pinned_pages += add.count();
-                       return true;
-                     });
+  placement_on_range(
+      "pin_on_host", va, size, [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
+        PlacementState& place = p_.pool.placement();
+        BlockPlacement& bp = place.block(b.id);
+        const PageMask add = minus(pages, bp.host_pinned);
+        if (add.none()) return false;
+        p_.pool.activate_placement();
+        drop_observation(b);
+        st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
+        // ① GPU copies come back to the host (a host pin overrides a GPU pin of
+        // these pages).
+        bp.gpu_pinned.and_not(add);
+        const PageMask on_gpu = add & dc_.gpu_state(b).resident;
+        if (on_gpu.any()) {
+          p_.residency.migrate_to_cpu(b, on_gpu, DtohCause::Placement, st);
+          st.cpu = std::max(st.cpu, st.copy_done);
+        }
+        // ② Uninitialised pages are first-touched (memset) on the host, so the GPU
+        // never faults.
+        st.cpu += host_first_touch(b, add);
+        // ③ SetAccessedBy: the GPU maps the host copy (PTE writes for pages not
+        // mapped yet); it never migrates.
+        const PageMask map = minus(add, dc_.gpu_state(b).remote_mapped);
+        dc_.gpu_state(b).remote_mapped |= add;
+        bp.host_pinned |= add;
+        bp.no_migrate |= add;
+        if (map.any() || on_gpu.any()) {
+          st.cpu += ns_to_ps(dc_.cfg.cost.page_ns) * map.count();
+          ++dc_.gpu_state(b).mapping_gen;
+          dc_.gpu_state(b).map_ready_at = std::max(dc_.gpu_state(b).map_ready_at, st.cpu);
+        }
+        p_.pool.refresh(b, st.cpu);
+        dc_.stats().placement.host_pinned_pages += add.count();
+        return true;
+      });
 }
 
 void PolicyFacade::unpin_on_host(Addr va, std::uint64_t size) {
@@ -199,9 +200,9 @@ void PolicyFacade::unpin_on_host(Addr va, std::uint64_t size) {
         // Pages still under access-counter migration or a preferred CPU location stay mapped.
         PageMask unmap = minus(drop, bp.acm);
         if (b.preferred == PreferredLocation::Cpu) unmap.clear();
-        b.gpu(0).remote_mapped.and_not(unmap);
+        dc_.gpu_state(b).remote_mapped.and_not(unmap);
         st.cpu += ns_to_ps(dc_.cfg.cost.block_ns) + ns_to_ps(dc_.cfg.cost.page_ns) * unmap.count();
-        ++b.gpu(0).mapping_gen;
+        ++dc_.gpu_state(b).mapping_gen;
         return true;
       });
 }
@@ -228,13 +229,13 @@ std::uint32_t PolicyFacade::reserve_on_demand(Addr va, std::uint64_t size, std::
       pages.set_range(p0, p1);
       BlockPlacement& bp = place.block(b.id);
       drop_observation(b);
-      PageMask unmap = minus(pages & bp.host_pinned & b.gpu(0).remote_mapped, bp.acm);
+      PageMask unmap = minus(pages & bp.host_pinned & dc_.gpu_state(b).remote_mapped, bp.acm);
       if (b.preferred == PreferredLocation::Cpu) unmap.clear();
       bp.gpu_pinned.and_not(pages);
       bp.host_pinned.and_not(pages);
       bp.no_migrate.and_not(pages);
-      b.gpu(0).remote_mapped.and_not(unmap);
-      if (unmap.any()) ++b.gpu(0).mapping_gen;
+      dc_.gpu_state(b).remote_mapped.and_not(unmap);
+      if (unmap.any()) ++dc_.gpu_state(b).mapping_gen;
       st.cpu += ns_to_ps(dc_.cfg.cost.block_ns) + ns_to_ps(dc_.cfg.cost.page_ns) * unmap.count();
     });
     for (VaBlock* b : members) {
@@ -267,7 +268,7 @@ void PolicyFacade::release_range(Addr va, std::uint64_t size) {
                      [this](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
                        PlacementState& place = p_.pool.placement();
                        BlockPlacement& bp = place.block(b.id);
-                       const PageMask move = pages & b.gpu(0).resident;
+                       const PageMask move = pages & dc_.gpu_state(b).resident;
                        if ((bp.gpu_pinned & pages).none() && move.none()) return false;
                        drop_observation(b);
                        st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
@@ -283,17 +284,17 @@ void PolicyFacade::release_range(Addr va, std::uint64_t size) {
 
 void PolicyFacade::prefetch_range(Addr va, std::uint64_t size, Processor dest) {
   placement_on_range(
-      dest == Processor::Gpu ? "prefetch_to_gpu" : "prefetch_to_cpu", va, size,
+      dest == dc_.processor() ? "prefetch_to_gpu" : "prefetch_to_cpu", va, size,
       [this, dest](VaBlock& b, const PageMask& pages, ServiceTimes& st) {
         PlacementState& place = p_.pool.placement();
         const BlockPlacement& bp = place.block(b.id);
         // To the GPU: what is not there yet, host pins excepted; to the host: GPU
         // pins excepted.
-        const PageMask move = dest == Processor::Gpu
-                                  ? minus(minus(pages, b.gpu(0).resident), bp.host_pinned)
-                                  : minus(pages & b.gpu(0).resident, bp.gpu_pinned);
+        const PageMask move = dest == dc_.processor()
+                                  ? minus(minus(pages, dc_.gpu_state(b).resident), bp.host_pinned)
+                                  : minus(pages & dc_.gpu_state(b).resident, bp.gpu_pinned);
         if (move.none()) return false;
-        if (dest == Processor::Gpu && !b.gpu(0).has_chunk && !p_.pool.chunk_obtainable(b))
+        if (dest == dc_.processor() && !dc_.gpu_state(b).has_chunk && !p_.pool.chunk_obtainable(b))
           return false;
         drop_observation(b);
         st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
@@ -302,9 +303,10 @@ void PolicyFacade::prefetch_range(Addr va, std::uint64_t size, Processor dest) {
           return true;
         }
         p_.residency.make_resident_gpu(b, move, PageMask{}, HtodCause::Placement, st, nullptr);
-        b.gpu(0).remote_mapped.and_not(b.gpu(0).resident);
-        ++b.gpu(0).mapping_gen;
-        b.gpu(0).map_ready_at = std::max(b.gpu(0).map_ready_at, std::max(st.cpu, st.copy_done));
+        dc_.gpu_state(b).remote_mapped.and_not(dc_.gpu_state(b).resident);
+        ++dc_.gpu_state(b).mapping_gen;
+        dc_.gpu_state(b).map_ready_at =
+            std::max(dc_.gpu_state(b).map_ready_at, std::max(st.cpu, st.copy_done));
         return true;
       });
 }
@@ -323,21 +325,22 @@ void PolicyFacade::set_access_counter_migration(Addr va, std::uint64_t size, boo
           drop_observation(b);
           bp.acm |= add;
           // Pages not on the GPU are mapped remotely so the counters see their accesses.
-          const PageMask map = minus(minus(add, b.gpu(0).resident), b.gpu(0).remote_mapped);
+          const PageMask map =
+              minus(minus(add, dc_.gpu_state(b).resident), dc_.gpu_state(b).remote_mapped);
           st.cpu += host_first_touch(b, map);
-          b.gpu(0).remote_mapped |= map;
+          dc_.gpu_state(b).remote_mapped |= map;
           st.cpu += ns_to_ps(dc_.cfg.cost.block_ns) + ns_to_ps(dc_.cfg.cost.page_ns) * map.count();
-          if (map.any()) ++b.gpu(0).mapping_gen;
+          if (map.any()) ++dc_.gpu_state(b).mapping_gen;
         } else {
           const PageMask drop = pages & bp.acm;
           if (drop.none()) return false;
           bp.acm.and_not(drop);
-          PageMask unmap = minus(drop & b.gpu(0).remote_mapped, bp.host_pinned);
+          PageMask unmap = minus(drop & dc_.gpu_state(b).remote_mapped, bp.host_pinned);
           if (b.preferred == PreferredLocation::Cpu) unmap.clear();
-          b.gpu(0).remote_mapped.and_not(unmap);
+          dc_.gpu_state(b).remote_mapped.and_not(unmap);
           st.cpu +=
               ns_to_ps(dc_.cfg.cost.block_ns) + ns_to_ps(dc_.cfg.cost.page_ns) * unmap.count();
-          ++b.gpu(0).mapping_gen;
+          ++dc_.gpu_state(b).mapping_gen;
         }
         return true;
       });
@@ -378,11 +381,11 @@ void PolicyFacade::set_preferred_location(Addr va, std::uint64_t size, Preferred
                          // faults and migrates.
                          const BlockPlacement& bp = place.block(b.id);
                          const PageMask unmap =
-                             minus(b.gpu(0).remote_mapped, bp.host_pinned | bp.acm);
-                         b.gpu(0).remote_mapped.and_not(unmap);
+                             minus(dc_.gpu_state(b).remote_mapped, bp.host_pinned | bp.acm);
+                         dc_.gpu_state(b).remote_mapped.and_not(unmap);
                          st.cpu += ns_to_ps(dc_.cfg.cost.page_ns) * unmap.count();
                        }
-                       ++b.gpu(0).mapping_gen;
+                       ++dc_.gpu_state(b).mapping_gen;
                        return true;
                      });
 }

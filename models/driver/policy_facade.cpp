@@ -36,7 +36,7 @@ void PolicyFacade::prefetch_region(std::uint32_t block) {
   if (block >= dc_.va().blocks().size())
     throw std::logic_error("prefetch_region: no block " + std::to_string(block));
   const VaBlock& b = dc_.block(block);
-  if (region_queued_[block] || b.gpu(0).count == b.num_pages()) return;
+  if (region_queued_[block] || dc_.gpu_state(b).count == b.num_pages()) return;
   region_queued_[block] = 1;
   region_queue_.push_back(block);
   request_service_(dc_.clock);
@@ -62,9 +62,10 @@ void PolicyFacade::service_region_prefetches(ServiceTimes& st) {
     VaBlock& b = dc_.block(id);
     if (b.preferred == PreferredLocation::Cpu) continue;
     PageMask want = b.valid_mask();
-    want.and_not(b.gpu(0).resident);
-    want.and_not(b.gpu(0).remote_mapped);  // intentionally remote (advice, pins, observed samples)
-    if (want.none() || (!b.gpu(0).has_chunk && !p_.pool.chunk_obtainable(b))) continue;
+    want.and_not(dc_.gpu_state(b).resident);
+    want.and_not(
+        dc_.gpu_state(b).remote_mapped);  // intentionally remote (advice, pins, observed samples)
+    if (want.none() || (!dc_.gpu_state(b).has_chunk && !p_.pool.chunk_obtainable(b))) continue;
     st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
     p_.policies.each_for(b, [&](PolicyBase& p) { p.on_prefetch(b, want, st.cpu); });
     // setPrefetchRegion from userspace, then onPrefetch back to it.
@@ -72,8 +73,9 @@ void PolicyFacade::service_region_prefetches(ServiceTimes& st) {
     p_.observations.observe_prefetch(b, want, st);
     const std::uint64_t htod_before = dc_.stats().htod_bytes;
     p_.residency.make_resident_gpu(b, want, PageMask{}, HtodCause::RegionPrefetch, st, nullptr);
-    ++b.gpu(0).mapping_gen;
-    b.gpu(0).map_ready_at = std::max(b.gpu(0).map_ready_at, std::max(st.cpu, st.copy_done));
+    ++dc_.gpu_state(b).mapping_gen;
+    dc_.gpu_state(b).map_ready_at =
+        std::max(dc_.gpu_state(b).map_ready_at, std::max(st.cpu, st.copy_done));
     ++dc_.stats().region_prefetches;
     if (cross_block) {
       ++dc_.stats().cross_block_prefetches;

@@ -4,10 +4,10 @@
 
 namespace uvmsim {
 
-void PolicySet::create(const SimConfig& cfg, PolicyEngine& engine) {
+void PolicySet::create(const SimConfig& cfg, PolicyEngine& engine, unsigned gpu) {
   validate_policy_params(cfg);
-  const PolicyContext base{cfg, engine.va_space(), cfg.engine.seed, nlohmann::json::object(),
-                           &engine};
+  const PolicyContext base{
+      cfg, engine.va_space(), cfg.engine.seed, nlohmann::json::object(), &engine, gpu};
   eviction_ = make_eviction_policy(cfg.engine.eviction, base.for_policy(cfg.engine.eviction));
   const std::string pf = cfg.driver.prefetch_enable ? cfg.engine.prefetch : "none";
   prefetch_ = make_prefetch_policy(pf, base.for_policy(pf));

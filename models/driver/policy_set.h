@@ -16,8 +16,9 @@ class PolicySet {
  public:
   explicit PolicySet(const PlacementState& place) : place_(place) {}
 
-  /// Creates the configured policies, talking to `engine`. Called once the engine can answer.
-  void create(const SimConfig& cfg, PolicyEngine& engine);
+  /// Creates the configured policies of GPU `gpu`'s driver, talking to `engine`. Called once the
+  /// engine can answer.
+  void create(const SimConfig& cfg, PolicyEngine& engine, unsigned gpu);
 
   EvictionPolicy& eviction() { return *eviction_; }
   PrefetchPolicy& prefetch() { return *prefetch_; }

@@ -7,39 +7,41 @@
 namespace uvmsim {
 
 void Residency::set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
-  const bool was_empty = b.gpu(0).count == 0;
+  GpuBlockState& gs = dc_.gpu_state(b);
+  const bool was_empty = gs.count == 0;
   // `now` is the driver's own clock (where its bottom half has got to in this batch), which runs
   // ahead of simulated time. Whether an earlier batch's pending PTEs are usable is a question
   // about the GPU's present, the event time: a GPU access at that time is what reads them.
-  b.gpu(0).add_map_pending(minus(pages, b.gpu(0).resident), dc_.sim.queue.now());
-  b.gpu(0).resident |= pages;
-  b.gpu(0).count = b.gpu(0).resident.count();
-  if (was_empty && b.gpu(0).count)
-    policies_.each_for(b, [&](PolicyBase& p) { p.on_populated(b, now); });
+  gs.add_map_pending(minus(pages, gs.resident), dc_.sim.queue.now());
+  gs.resident |= pages;
+  gs.count = gs.resident.count();
+  if (was_empty && gs.count) policies_.each_for(b, [&](PolicyBase& p) { p.on_populated(b, now); });
 }
 
 void Residency::clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
-  const bool was_empty = b.gpu(0).count == 0;
-  note_leaving_gpu(b.gpu(0), pages, dc_.stats().prefetch_use);
-  b.gpu(0).resident.and_not(pages);
-  b.gpu(0).count = b.gpu(0).resident.count();
-  if (!was_empty && b.gpu(0).count == 0 && b.gpu(0).has_chunk)
+  GpuBlockState& gs = dc_.gpu_state(b);
+  const bool was_empty = gs.count == 0;
+  note_leaving_gpu(gs, pages, dc_.stats().prefetch_use);
+  gs.resident.and_not(pages);
+  gs.count = gs.resident.count();
+  if (!was_empty && gs.count == 0 && gs.has_chunk)
     policies_.each_for(b, [&](PolicyBase& p) { p.on_emptied(b, now); });
 }
 
 unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const PageMask& prefetch,
                                       HtodCause demand_cause, ServiceTimes& st,
                                       const PageMask* writes, bool track_thrashing) {
+  GpuBlockState& gs = dc_.gpu_state(b);
   if (ats_system(b)) return make_resident_system(b, demand, prefetch, demand_cause, st, writes);
   PageMask want = demand | prefetch;
   want &= b.valid_mask();
-  want.and_not(b.gpu(0).resident);
+  want.and_not(gs.resident);
   if (want.none()) {
     made_resident(b, st.cpu);  // nothing to move: make_resident_finish still runs
     return 0;
   }
   Tick ready = st.cpu;
-  if (!b.gpu(0).has_chunk) ready = std::max(ready, allocate_chunk(b, st));
+  if (!gs.has_chunk) ready = std::max(ready, allocate_chunk(b, st));
 
   const PageMask from_cpu = want & b.cpu_resident;
   const PageMask zero = minus(want, b.cpu_resident);
@@ -58,12 +60,12 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
     // Read duplication: the CPU keeps its copy of pages that were only read.
     PageMask dup = from_cpu;
     if (writes) dup.and_not(*writes);
-    b.gpu(0).read_only |= dup;
+    gs.read_only |= dup;
     b.cpu_resident.and_not(minus(from_cpu, dup));
   } else {
     b.cpu_resident.and_not(want);
   }
-  if (writes) b.gpu(0).dirty |= (*writes & want);
+  if (writes) gs.dirty |= (*writes & want);
   set_gpu_resident(b, want, st.cpu);
   account_prefetch_use(b, want & demand, minus(want, demand), demand_cause);
   if (track_thrashing) {
@@ -75,8 +77,8 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
     C dc = C::Other;
     if (!dup && demand_cause == HtodCause::Demand) dc = C::Fault;
     if (!dup && demand_cause == HtodCause::AccessCounter) dc = C::AccessCounter;
-    note_migration(b, from_cpu & demand, Processor::Gpu, st.cpu, dc);
-    note_migration(b, minus(from_cpu, demand), Processor::Gpu, st.cpu,
+    note_migration(b, from_cpu & demand, dc_.processor(), st.cpu, dc);
+    note_migration(b, minus(from_cpu, demand), dc_.processor(), st.cpu,
                    dup || dc == C::Other ? C::Other : C::Prefetch);
   }
   st.copy_done = std::max(st.copy_done, ready);
@@ -98,13 +100,14 @@ PageMask Residency::system_pages_of(const VaBlock& b, const PageMask& pages) con
 unsigned Residency::make_resident_system(VaBlock& b, const PageMask& demand,
                                          const PageMask& prefetch, HtodCause demand_cause,
                                          ServiceTimes& st, const PageMask* writes) {
+  GpuBlockState& gs = dc_.gpu_state(b);
   // On Grace Hopper the kernel moves system memory (uvm_ats_service_faults and
   // uvm_ats_service_access_counters call uvm_migrate_pageable -> migrate_vma): GPU memory is a
   // NUMA node of the OS, pages move in whole OS pages, and UVM's root chunks and eviction are
   // not involved. A page the OS cannot place on the GPU (the node is full) stays where it is:
   // a first touch is then populated in host memory, and a migration does not happen.
   const PageMask asked = system_pages_of(b, demand | prefetch);
-  PageMask want = minus(asked, b.gpu(0).resident);
+  PageMask want = minus(asked, gs.resident);
   if (want.none()) return 0;
   const unsigned per = static_cast<unsigned>(dc_.cfg.driver.system_page_size >> kPageShift);
   PageMask placed;
@@ -145,23 +148,23 @@ unsigned Residency::make_resident_system(VaBlock& b, const PageMask& demand,
     copy_in(b, from_cpu, demand, demand_cause, st.cpu, st);
   }
   b.cpu_resident.and_not(placed);
-  b.gpu(0).remote_mapped.and_not(placed);
-  if (writes) b.gpu(0).dirty |= (*writes & placed);
-  b.gpu(0).add_map_pending(minus(placed, b.gpu(0).resident), dc_.sim.queue.now());
-  b.gpu(0).resident |= placed;
-  b.gpu(0).count = b.gpu(0).resident.count();
+  gs.remote_mapped.and_not(placed);
+  if (writes) gs.dirty |= (*writes & placed);
+  gs.add_map_pending(minus(placed, gs.resident), dc_.sim.queue.now());
+  gs.resident |= placed;
+  gs.count = gs.resident.count();
   account_prefetch_use(b, placed & demand, minus(placed, demand), demand_cause);
   st.copy_done = std::max(st.copy_done, ready);
   return placed.count();
 }
 
 unsigned Residency::populate_system_host(VaBlock& b, const PageMask& pages, ServiceTimes& st) {
-  const PageMask fresh = minus(minus(pages, b.cpu_resident), b.gpu(0).resident);
+  const PageMask fresh = minus(minus(pages, b.cpu_resident), dc_.gpu_state(b).resident);
   if (fresh.none()) return 0;
   const unsigned per = static_cast<unsigned>(dc_.cfg.driver.system_page_size >> kPageShift);
   b.cpu_resident |= fresh;
   b.cpu_backed |= fresh;
-  b.gpu(0).remote_mapped |= fresh;
+  dc_.gpu_state(b).remote_mapped |= fresh;
   dc_.stats().system.host_fallback_pages += fresh.count();
   dc_.stats().remote_maps += fresh.count();
   st.cpu += ns_to_ps(dc_.cfg.cost.system_page_fault_ns) * ((fresh.count() + per - 1) / per);
@@ -177,28 +180,30 @@ void Residency::made_resident(const VaBlock& b, Tick now) {
   // call moved pages into it or not: the root chunk goes to the tail of the USED list
   // (uvm_pmm_gpu_mark_root_chunk_used). Fault servicing with its prefetch pages, access-counter
   // servicing and cudaMemPrefetchAsync all end there (uvm-driver.md section 5).
-  if (b.gpu(0).count) policies_.each_for(b, [&](PolicyBase& p) { p.on_made_resident(b, now); });
+  if (dc_.gpu_state(b).count)
+    policies_.each_for(b, [&](PolicyBase& p) { p.on_made_resident(b, now); });
 }
 
 void Residency::account_prefetch_use(VaBlock& b, const PageMask& asked, const PageMask& prefetched,
                                      HtodCause cause) {
+  GpuBlockState& gs = dc_.gpu_state(b);
   // Pages that arrive ahead of an access are marked (state/prefetch_use.h); pages a fault asked
   // for are the coverage denominator. Access-counter and observation migrations follow remote
   // accesses that already happened, so they are neither.
   auto& u = dc_.stats().prefetch_use;
-  mark_prefetched(b.gpu(0), prefetched, PrefetchCause::Prefetch, u);
+  mark_prefetched(gs, prefetched, PrefetchCause::Prefetch, u);
   switch (cause) {
     case HtodCause::Demand:
       u.demand_pages += asked.count();
       break;
     case HtodCause::UserPrefetch:
-      mark_prefetched(b.gpu(0), asked, PrefetchCause::UserPrefetch, u);
+      mark_prefetched(gs, asked, PrefetchCause::UserPrefetch, u);
       break;
     case HtodCause::RegionPrefetch:
-      mark_prefetched(b.gpu(0), asked, PrefetchCause::RegionPrefetch, u);
+      mark_prefetched(gs, asked, PrefetchCause::RegionPrefetch, u);
       break;
     case HtodCause::Placement:
-      mark_prefetched(b.gpu(0), asked, PrefetchCause::Placement, u);
+      mark_prefetched(gs, asked, PrefetchCause::Placement, u);
       break;
     default:
       break;
@@ -249,7 +254,7 @@ Tick Residency::allocate_chunk(VaBlock& b, ServiceTimes& st) {
   pool_.assign(b);
   policies_.each_for(b, [&](PolicyBase& p) { p.on_chunk_allocated(b, st.cpu); });
   // block_zero_new_gpu_chunk: every page of the new chunk resident nowhere is zeroed on the GPU.
-  const PageMask nowhere = minus(minus(b.valid_mask(), b.cpu_resident), b.gpu(0).resident);
+  const PageMask nowhere = minus(minus(b.valid_mask(), b.cpu_resident), dc_.gpu_state(b).resident);
   if (nowhere.any()) {
     const auto& c = dc_.cfg;
     const double gbps = c.cost.zero_fill_gbps > 0 ? c.cost.zero_fill_gbps : c.hbm.bandwidth_gbps;
@@ -266,12 +271,13 @@ void Residency::note_migration(VaBlock& b, const PageMask& pages, Processor dest
 
 void Residency::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause cause,
                                ServiceTimes& st, bool duplicate) {
-  const PageMask pages = pages_in & b.gpu(0).resident;
+  GpuBlockState& gs = dc_.gpu_state(b);
+  const PageMask pages = pages_in & gs.resident;
   if (pages.none()) return;
   if (ats_system(b)) {
     // The OS moves system pages back whole and the GPU maps them remotely again.
     pool_.remove_system_pages(pages.count());
-    b.gpu(0).remote_mapped |= pages;
+    gs.remote_mapped |= pages;
     duplicate = false;
   }
   const PageMask copy = minus(pages, b.cpu_resident);
@@ -288,18 +294,18 @@ void Residency::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause c
   });
   b.cpu_resident |= pages;
   b.cpu_backed |= pages;
-  b.gpu(0).dirty.and_not(pages);
-  ++b.gpu(0).mapping_gen;
+  gs.dirty.and_not(pages);
+  ++gs.mapping_gen;
   using C = ThrashingDetector::Cause;
   if (duplicate) {
     // Read duplication (block_select_processor_residency, can_read_duplicate): the host gets a
     // copy and the GPU keeps its own, mapped read-only (a GPU write faults and collapses).
-    b.gpu(0).read_only |= pages;
+    gs.read_only |= pages;
     dc_.stats().cpu_read_duplicates += copy.count();
     note_migration(b, copy, Processor::Cpu, st.cpu, C::Other);  // COPY mode: a reset
     return;
   }
-  b.gpu(0).read_only.and_not(pages);
+  gs.read_only.and_not(pages);
   if (pool_.placement().active()) pool_.unpin_leaving(b, pages, st.cpu);
   clear_gpu_resident(b, pages, st.cpu);
   // CPU faults (and their prefetched pages) are events; user prefetch and policy moves reset;

@@ -12,11 +12,11 @@ RootChunkPool::RootChunkPool(DriverContext& dc, PlacementState& place, PolicySet
   const std::size_t nblocks = dc.va().blocks().size();
   resident_pos_.assign(nblocks, ~0u);
   resident_.reserve(std::min<std::uint64_t>(capacity_chunks, nblocks));
-  place_.configure(nblocks, capacity_chunks);
+  place_.configure(nblocks, capacity_chunks, dc_.gpu);
 }
 
 bool RootChunkPool::chunk_obtainable(const VaBlock& b) const {
-  if (b.gpu(0).has_chunk) return true;
+  if (dc_.gpu_state(b).has_chunk) return true;
   if (!place_.active()) return used_chunks() < capacity_ || !resident_.empty();
   return place_.chunk_source(b, used_chunks(), dc_.sim.va.blocks()).kind !=
          PlacementState::Source::None;
@@ -28,7 +28,7 @@ std::uint32_t RootChunkPool::choose_victim(const VaBlock& b, Tick now) {
   auto policy_victim = [&] {
     policy_decided_ = true;
     const std::uint32_t v = policies_.eviction().select_victim(b.id, now);
-    if (v == kNoBlock || v >= blocks.size() || !blocks[v].gpu(0).has_chunk || v == b.id ||
+    if (v == kNoBlock || v >= blocks.size() || !dc_.gpu_state(blocks[v]).has_chunk || v == b.id ||
         place_.withheld(v)) {
       throw std::logic_error("eviction policy '" + dc_.cfg.engine.eviction +
                              "' returned no valid victim (" +
@@ -69,7 +69,7 @@ void RootChunkPool::take_free_chunk(ServiceTimes& st) {
 }
 
 void RootChunkPool::assign(VaBlock& b) {
-  b.gpu(0).has_chunk = true;
+  dc_.gpu_state(b).has_chunk = true;
   resident_pos_[b.id] = static_cast<std::uint32_t>(resident_.size());
   resident_.push_back(b.id);
   if (place_.active()) {
@@ -89,8 +89,8 @@ void RootChunkPool::release(const VaBlock& v) {
 }
 
 void RootChunkPool::free_chunk(VaBlock& b) {
-  if (!b.gpu(0).has_chunk) return;
-  b.gpu(0).has_chunk = false;
+  if (!dc_.gpu_state(b).has_chunk) return;
+  dc_.gpu_state(b).has_chunk = false;
   // uvm_pmm_gpu_free: the root chunk goes back to UVM's free list, not to PMA, so the next
   // allocation takes it without a PMA call.
   --allocated_;
@@ -123,7 +123,7 @@ void RootChunkPool::activate_placement() {
 
 void RootChunkPool::track_evictable(const VaBlock& b) {
   if (!place_.active()) return;
-  const bool want = b.gpu(0).has_chunk && !place_.withheld(b.id);
+  const bool want = dc_.gpu_state(b).has_chunk && !place_.withheld(b.id);
   std::uint32_t& pos = evictable_pos_[b.id];
   if (want && pos == ~0u) {
     pos = static_cast<std::uint32_t>(evictable_.size());
@@ -142,7 +142,7 @@ void RootChunkPool::refresh(const VaBlock& b, Tick now) {
   track_evictable(b);
   auto& ps = dc_.stats().placement;
   ps.max_pinned_chunks = std::max<std::uint64_t>(ps.max_pinned_chunks, place_.pinned_chunks());
-  if (was == is || !b.gpu(0).has_chunk) return;
+  if (was == is || !dc_.gpu_state(b).has_chunk) return;
   policies_.each([&](PolicyBase& p) {
     if (is)
       p.on_chunk_withheld(b, now);

@@ -9,12 +9,15 @@
 
 namespace uvmsim {
 
-/// uvm_perf_thrashing_get_hint for `page` of `b`, with its residency and preferred location.
+/// uvm_perf_thrashing_get_hint for `page` of `b`, with its residency on every processor of
+/// the machine (`gpus` GPUs) and its preferred location.
 inline ThrashingDetector::Result thrashing_hint(ThrashingDetector& t, const VaBlock& b,
-                                                unsigned page, Processor requester, Tick now) {
-  const ProcessorMask resident =
-      (b.cpu_resident.test(page) ? ThrashingDetector::bit(Processor::Cpu) : 0) |
-      (b.gpu(0).resident.test(page) ? ThrashingDetector::bit(Processor::Gpu) : 0);
+                                                unsigned page, Processor requester, unsigned gpus,
+                                                Tick now) {
+  if (!t.tracks(b.id)) return {};  // the common case: no page of the block is tracked
+  ProcessorMask resident = b.cpu_resident.test(page) ? ThrashingDetector::bit(Processor::Cpu) : 0;
+  for (unsigned g = 0; g < gpus; ++g)
+    if (b.gpu(g).resident.test(page)) resident |= ThrashingDetector::bit(gpu_processor(g));
   Processor pref = Processor::Gpu;
   const Processor* pp = nullptr;
   if (b.preferred != PreferredLocation::None) {
@@ -31,11 +34,15 @@ inline ThrashingDetector::Result thrashing_hint(ThrashingDetector& t, const VaBl
 inline void expire_thrashing_pins(ThrashingDetector& t, DriverContext& dc, Tick now) {
   t.expire_pins(now, [&](std::uint32_t block, unsigned page) {
     VaBlock& b = dc.block(block);
-    if (!b.gpu(0).remote_mapped.test(page) || b.preferred == PreferredLocation::Cpu ||
-        b.accessed_by_gpu)
-      return;
-    b.gpu(0).remote_mapped.reset(page);
-    ++b.gpu(0).mapping_gen;
+    if (b.preferred == PreferredLocation::Cpu || b.accessed_by_gpu) return;
+    // The pins are the process's: every GPU that mapped the pinned copy loses the mapping.
+    for (unsigned g = 0; g < dc.va().gpus(); ++g) {
+      if (g != 0 && !b.has_peer_states()) break;
+      GpuBlockState& s = b.gpu(g);
+      if (!s.remote_mapped.test(page)) continue;
+      s.remote_mapped.reset(page);
+      ++s.mapping_gen;
+    }
   });
 }
 

@@ -7,7 +7,7 @@ namespace uvmsim {
 UvmDriver::UvmDriver(SimContext& ctx, DriverShared& shared, FaultBuffer& buffer,
                      AccessCounters& counters, Interrupt& irq, std::uint64_t capacity_chunks,
                      std::filesystem::path trace_path, const trace::Hints* hints)
-    : dc_{ctx, ctx.cfg, shared},
+    : dc_{ctx, ctx.cfg, shared, irq.gpu()},
       buffer_(buffer),
       irq_(irq),
       thrashing_(shared.thrashing),
@@ -25,7 +25,7 @@ UvmDriver::UvmDriver(SimContext& ctx, DriverShared& shared, FaultBuffer& buffer,
       batch_(ctx.cfg.driver) {
   dc_.trace_name = facade_.trace_path().string();
   // Policies are created last: they may use the engine (the facade) from their constructors.
-  policies_.create(dc_.cfg, facade_);
+  policies_.create(dc_.cfg, facade_, dc_.gpu);
   observations_.activate_if_used();
 }
 

@@ -84,7 +84,7 @@ class LeuEviction final : public EvictionPolicy {
   }
   void on_page_fault(const VaBlock& b, unsigned, Tick) override {
     model_.fault();
-    chunks_[b.id].pending = b.gpu(0).has_chunk;
+    chunks_[b.id].pending = b.gpu(gpu()).has_chunk;
   }
   void on_chunk_allocated(const VaBlock& b, Tick) override {
     Chunk& c = chunks_[b.id];
@@ -229,7 +229,7 @@ class LeuEviction final : public EvictionPolicy {
         if (h) ++evaluations_;
         acc = combine(acc, h ? leu::priority(*h, model_.tesla(u)) : 0.0);
       };
-      const PageMask& res = va_.blocks()[b].gpu(0).resident;
+      const PageMask& res = va_.blocks()[b].gpu(gpu()).resident;
       if (shift_ == 0) {
         for (unsigned p = res.find_next(0); p < kPagesPerBlock; p = res.find_next(p + 1))
           add(base + p);

@@ -58,7 +58,7 @@ class Rgp final : public PrefetchPolicy {
     const std::uint32_t end = r.first_block + r.num_blocks;
     for (std::uint32_t n = b.id + 1; n < end && n <= b.id + distance_; ++n) {
       const VaBlock& next = va_.blocks()[n];
-      if (next.gpu(0).count == next.num_pages()) continue;  // already there: look further
+      if (next.gpu(gpu()).count == next.num_pages()) continue;  // already there: look further
       engine_.prefetch_region(n);
       ++requested_;
       return;

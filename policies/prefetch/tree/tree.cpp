@@ -125,16 +125,17 @@ void PrefetchPolicy::tree_prefetch_cross_block(const Request& r, unsigned thresh
     for (std::uint32_t i = n0; i < n1; ++i) {
       const VaBlock& b = va_->blocks()[range.first_block + i];
       pages += b.num_pages();
-      count += i == idx ? own
-                        : std::min<std::uint64_t>(
-                              b.num_pages(), b.gpu(0).count + engine_->pending_fault_pages(b.id));
+      count += i == idx
+                   ? own
+                   : std::min<std::uint64_t>(
+                         b.num_pages(), b.gpu(gpu()).count + engine_->pending_fault_pages(b.id));
     }
     if (count * 100u > pages * threshold) best0 = n0, best1 = n1;
   }
   if (best1 == best0) return;
   for (std::uint32_t i = best0; i < best1; ++i) {
     const VaBlock& b = va_->blocks()[range.first_block + i];
-    if (i != idx && b.gpu(0).count < b.num_pages()) engine_->prefetch_cross_block(b.id);
+    if (i != idx && b.gpu(gpu()).count < b.num_pages()) engine_->prefetch_cross_block(b.id);
   }
   out |= r.block.valid_mask();
   out.and_not(r.faulted);
