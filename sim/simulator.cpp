@@ -1,10 +1,11 @@
 #include "sim/simulator.h"
 
-#include <cassert>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -70,25 +71,23 @@ DriverShared driver_shared(const SimContext& ctx) {
   return s;
 }
 
-/// The hardware and the driver of one run, wired together: the GPU writes the fault buffer and
-/// the access counters' notifications and raises the interrupt; the driver reads them and
-/// answers through the VA space and replays; the driver's policy facade hears the GPU's access
-/// and threadblock notifications.
-struct Machine {
-  Machine(SimContext& ctx, std::uint64_t capacity_chunks, const std::filesystem::path& trace,
+/// One GPU of the machine and its instance of the driver, wired together: the GPU writes the
+/// fault buffer and the access counters' notifications and raises the interrupt; the driver reads
+/// them and answers through the VA space and replays; the driver's policy facade hears the GPU's
+/// access and threadblock notifications. Every event the node's parts schedule carries its
+/// ordinal (Event::gpu).
+struct GpuNode {
+  GpuNode(SimContext& ctx, DriverShared& shared, std::uint8_t ordinal,
+          std::uint64_t capacity_chunks, const std::filesystem::path& trace,
           const trace::Hints* hints, opt::OrderWriter* order)
-      : shared(driver_shared(ctx)),
-        irq(ctx.queue, ns_to_ps(ctx.cfg.gpu.interrupt_latency_ns), kGpu),
+      : irq(ctx.queue, ns_to_ps(ctx.cfg.gpu.interrupt_latency_ns), ordinal),
         counters(irq, ctx.stats, ctx.cfg.access_counters, ctx.va.blocks().size()),
         driver(ctx, shared, buffer, counters, irq, capacity_chunks, trace, hints),
-        gpu(ctx, buffer, counters, irq, kGpu) {
+        gpu(ctx, buffer, counters, irq, ordinal) {
     if (order) recorder.emplace(driver.facade(), *order);
     gpu.set_listener(recorder ? static_cast<GpuListener*>(&*recorder) : &driver.facade());
     driver.facade().attach_gpu(&gpu);
   }
-  /// The one GPU uvmsim simulates today; every event carries its ordinal.
-  static constexpr std::uint8_t kGpu = 0;
-  DriverShared shared;
   FaultBuffer buffer;
   Interrupt irq;
   AccessCounters counters;
@@ -98,6 +97,23 @@ struct Machine {
 };
 
 }  // namespace
+
+/// The machine of one run: the driver's per-process state and a GpuNode per GPU. uvmsim
+/// simulates one GPU today (GPU 0); the event loop already finds an event's node by its GPU.
+struct Machine {
+  Machine(SimContext& ctx, std::uint64_t capacity_chunks, const std::filesystem::path& trace,
+          const trace::Hints* hints, opt::OrderWriter* order)
+      : shared(driver_shared(ctx)) {
+    owned.push_back(
+        std::make_unique<GpuNode>(ctx, shared, 0, capacity_chunks, trace, hints, order));
+    for (std::size_t g = 0; g < owned.size(); ++g) nodes[g] = owned[g].get();
+  }
+  GpuNode& node(unsigned gpu) { return *nodes[gpu]; }
+
+  DriverShared shared;
+  std::vector<std::unique_ptr<GpuNode>> owned;
+  std::array<GpuNode*, kMaxGpus> nodes{};  ///< by ordinal: one load per event in the loop
+};
 
 Simulator::Simulator(SimConfig cfg, RunOptions opts)
     : cfg_(std::move(cfg)), opts_(std::move(opts)) {}
@@ -191,8 +207,8 @@ const Stats& Simulator::run() {
                   opts_.record_order_name.empty() ? opts_.record_order : opts_.record_order_name,
                   va.blocks().size(), capacity_chunks);
   Machine m(ctx, capacity_chunks, opts_.trace, hints, order ? &*order : nullptr);
-  replay_host_events(reader, ctx, m.driver, m.gpu);
-  m.driver.finish_stats();
+  replay_host_events(reader, ctx, m);
+  m.node(0).driver.finish_stats();
   if (order) order->finish();
   intervals_.finish(stats_.sim_time, stats_);
   log.close();
@@ -201,24 +217,25 @@ const Stats& Simulator::run() {
   return stats_;
 }
 
-Tick Simulator::drain(EventQueue& queue, UvmDriver& driver, Gpu& gpu, Tick limit,
-                      Tick& last_event) {
+Tick Simulator::drain(EventQueue& queue, Machine& m, Tick limit, Tick& last_event) {
   while (!queue.empty()) {
     const Event e = queue.pop();
     // A warp's next record is decoded when it wakes, by then long out of the caches: fetch the
     // warp's state for the event 8 places ahead and its record bytes for the one 4 ahead (the
     // state fetched 4 events earlier). Pure prefetching; the order of events is untouched.
     if (const Event* a = queue.ahead(8); a && a->type == EventType::WarpWake)
-      gpu.prefetch_warp(a->arg, 0);
+      m.node(a->gpu).gpu.prefetch_warp(a->arg, 0);
     if (const Event* a = queue.ahead(4); a && a->type == EventType::WarpWake)
-      gpu.prefetch_warp(a->arg, 1);
+      m.node(a->gpu).gpu.prefetch_warp(a->arg, 1);
     if (e.time > limit) {
       stats_.truncated = true;
       break;
     }
     last_event = e.time;
     intervals_.advance(e.time, stats_);
-    assert(e.gpu == gpu.ordinal());  // one GPU: every event is its hardware's or its driver's
+    GpuNode& n = m.node(e.gpu);
+    Gpu& gpu = n.gpu;
+    UvmDriver& driver = n.driver;
     switch (e.type) {
       case EventType::WarpWake:
         gpu.on_warp_wake(e.arg, e.time);
@@ -278,13 +295,14 @@ void Simulator::check_progress(Tick now) {
                       sim_seconds(now) + "); set engine.livelock_batches=0 to run on regardless");
 }
 
-void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, UvmDriver& driver,
-                                   Gpu& gpu) {
+void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, Machine& m) {
+  UvmDriver& driver = m.node(0).driver;  // the one GPU's
+  Gpu& gpu = m.node(0).gpu;
   const auto& meta = reader.metadata();
   const std::string where = opts_.trace.string();
   const Tick limit = sim_time_limit(cfg_.engine);
   Tick host = 0, last_event = 0;
-  auto drain_all = [&] { drain(ctx.queue, driver, gpu, limit, last_event); };
+  auto drain_all = [&] { drain(ctx.queue, m, limit, last_event); };
   trace::HostEvent ev;
   std::int32_t iteration = -1;
   unsigned device = 0;  // cudaSetDevice's current GPU

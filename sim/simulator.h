@@ -19,9 +19,8 @@
 
 namespace uvmsim {
 
-class Gpu;
-class UvmDriver;
 class VaSpace;
+struct Machine;
 struct SimContext;
 namespace trace {
 class TraceReader;
@@ -61,9 +60,10 @@ class Simulator {
                                  std::optional<trace::Hints>& file_hints);
   /// Replays the trace's host events in program order (launches, prefetches, advice, CPU
   /// accesses), draining the event queue for each launch and at synchronisations.
-  void replay_host_events(trace::TraceReader& reader, SimContext& ctx, UvmDriver& driver, Gpu& gpu);
-  /// Runs events up to `limit` (then marks the run truncated); returns the last event's time.
-  Tick drain(EventQueue& queue, UvmDriver& driver, Gpu& gpu, Tick limit, Tick& last_event);
+  void replay_host_events(trace::TraceReader& reader, SimContext& ctx, Machine& m);
+  /// Runs events up to `limit` (then marks the run truncated), each by the node of its GPU;
+  /// returns the last event's time.
+  Tick drain(EventQueue& queue, Machine& m, Tick limit, Tick& last_event);
   /// After each fault batch: throws UserError once engine.livelock_batches batches in a row
   /// have completed no warp access.
   void check_progress(Tick now);
