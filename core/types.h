@@ -44,4 +44,14 @@ constexpr bool is_gpu(Processor p) { return static_cast<int>(p) >= 0; }
 /// The device ordinal of a GPU processor.
 constexpr unsigned gpu_ordinal(Processor p) { return static_cast<unsigned>(static_cast<int>(p)); }
 
+/// Processor ids as the driver's uvm_processor_id_t (0 the CPU, 1 + g GPU g), and sets of them:
+/// bit 0 the CPU, bit 1 + g GPU g.
+using ProcessorMask = std::uint32_t;
+static_assert(kMaxGpus + 1 <= 32, "a ProcessorMask holds the CPU and every GPU");
+constexpr int processor_id(Processor p) { return is_gpu(p) ? 1 + static_cast<int>(p) : 0; }
+constexpr Processor processor_of_id(int id) {
+  return id == 0 ? Processor::Cpu : gpu_processor(static_cast<unsigned>(id - 1));
+}
+constexpr ProcessorMask processor_bit(Processor p) { return ProcessorMask{1} << processor_id(p); }
+
 }  // namespace uvmsim

@@ -521,7 +521,7 @@ void Gpu::complete_waiters(std::uint32_t bi, Tick now) {
   // Pages the GPU can now reach: resident ones once their PTEs are written, and remote ones.
   const GpuBlockState& g = state_of(b);
   PageMask reachable = g.remote_mapped;
-  if (b.accessed_by_gpu) reachable |= b.cpu_resident;
+  if (b.accessed_by & processor_bit(gpu_processor(ord_))) reachable |= b.cpu_resident;
   reachable.and_not(g.resident);
   reachable |= g.usable(now);
   const PageMask ready = bw.waiting & reachable;

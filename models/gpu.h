@@ -148,13 +148,14 @@ class Gpu final : public ThreadblockSource {
   const GpuBlockState& state_of(const VaBlock& b) const { return b.gpu(ord_); }
   /// True if the GPU, whose state of `b` is `g`, has a valid mapping for `kind` on `page` of
   /// `b` at `t`. (The access path looks its state up once and passes it on.)
-  static bool mapped(const VaBlock& b, const GpuBlockState& g, unsigned page, AccessKind kind,
-                     Tick t) {
+  bool mapped(const VaBlock& b, const GpuBlockState& g, unsigned page, AccessKind kind,
+              Tick t) const {
+    const ProcessorMask bit = processor_bit(gpu_processor(ord_));
     const bool write = kind >= AccessKind::Write;
     if (g.resident.test(page))
       return (t >= g.map_ready_at || !g.map_pending.test(page)) &&
              !(write && g.read_only.test(page));
-    return g.remote_mapped.test(page) || (b.accessed_by_gpu && b.cpu_resident.test(page));
+    return g.remote_mapped.test(page) || ((b.accessed_by & bit) && b.cpu_resident.test(page));
   }
   void raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint32_t block,
                    unsigned page, Tick t);

@@ -4,7 +4,8 @@
 // enabled between them (uvm_va_space.c: va_space_register_gpu, enable_peers). The thrashing
 // detector and, with several GPUs, the residency choice read them.
 //
-// Processor ids, as the driver's uvm_processor_id_t: 0 is the CPU, 1 + g is GPU g.
+// Processor ids and masks (core/types.h) follow the driver's uvm_processor_id_t: 0 is the CPU,
+// 1 + g is GPU g.
 #pragma once
 
 #include <array>
@@ -14,16 +15,6 @@
 #include "core/types.h"
 
 namespace uvmsim {
-
-/// A set of processors: bit 0 the CPU, bit 1 + g GPU g.
-using ProcessorMask = std::uint32_t;
-static_assert(kMaxGpus + 1 <= 32, "a ProcessorMask holds the CPU and every GPU");
-
-constexpr int processor_id(Processor p) { return is_gpu(p) ? 1 + static_cast<int>(p) : 0; }
-constexpr Processor processor_of_id(int id) {
-  return id == 0 ? Processor::Cpu : gpu_processor(id - 1);
-}
-constexpr ProcessorMask processor_bit(Processor p) { return ProcessorMask{1} << processor_id(p); }
 
 class Topology {
  public:

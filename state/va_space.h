@@ -16,7 +16,11 @@
 
 namespace uvmsim {
 
+/// cudaMemAdvise's preferred location in the Processor encoding: none, the CPU (-1), or GPU k
+/// as k (`Gpu` is GPU 0).
 enum class PreferredLocation : std::int8_t { None = -2, Cpu = -1, Gpu = 0 };
+constexpr PreferredLocation preferred_on(Processor p) { return static_cast<PreferredLocation>(p); }
+constexpr bool is_gpu(PreferredLocation l) { return static_cast<int>(l) >= 0; }
 
 struct VaRange {
   std::uint32_t alloc_id = 0;
@@ -93,7 +97,7 @@ struct VaBlock {
 
   // Advice (cudaMemAdvise), applied per block.
   PreferredLocation preferred = PreferredLocation::None;
-  bool accessed_by_gpu = false;
+  ProcessorMask accessed_by = 0;  ///< SetAccessedBy processors (processor_bit)
   bool read_mostly = false;
 
   // Prefetcher gating: faulted pages migrated to the same processor in a row (min_faults).

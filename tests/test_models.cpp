@@ -340,6 +340,22 @@ TEST(EventQueue, ABucketFilledOutOfOrderDrainsInTimeThenSequenceOrder) {
 namespace uvmsim {
 namespace {
 
+TEST(VaSpace, AdviceNamesProcessorsInTheDriversEncoding) {
+  // Processor ids as uvm_processor_id_t (0 the CPU, 1 + g GPU g); a preferred location uses the
+  // Processor encoding itself, so GPU k is k and GPU 0 keeps the old `Gpu` value.
+  EXPECT_EQ(processor_bit(Processor::Cpu), 1u);
+  EXPECT_EQ(processor_bit(gpu_processor(0)), 2u);
+  EXPECT_EQ(processor_bit(gpu_processor(15)), 1u << 16);
+  EXPECT_EQ(processor_of_id(0), Processor::Cpu);
+  EXPECT_EQ(processor_of_id(4), gpu_processor(3));
+  EXPECT_EQ(preferred_on(Processor::Cpu), PreferredLocation::Cpu);
+  EXPECT_EQ(preferred_on(gpu_processor(0)), PreferredLocation::Gpu);
+  EXPECT_TRUE(is_gpu(preferred_on(gpu_processor(7))));
+  EXPECT_EQ(static_cast<int>(preferred_on(gpu_processor(7))), 7);
+  EXPECT_FALSE(is_gpu(PreferredLocation::None));
+  EXPECT_FALSE(is_gpu(PreferredLocation::Cpu));
+}
+
 TEST(VaSpace, OtherGpusStatesAreMadeOnlyForBlocksTheyTouch) {
   VaSpace va;
   va.set_gpus(3);

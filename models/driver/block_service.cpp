@@ -190,11 +190,12 @@ PageMask BlockService::choose_prefetch(VaBlock& b, const PageMask& faulted, cons
     b.last_migration_dest = dc_.processor();
   }
   b.fault_migrations_to_last_proc += faulted.count();
-  const bool gated = remote.none() && (b.preferred == PreferredLocation::None ||
-                                       b.preferred == PreferredLocation::Gpu);
+  const PreferredLocation here = preferred_on(dc_.processor());
+  const bool gated =
+      remote.none() && (b.preferred == PreferredLocation::None || b.preferred == here);
   if (!gated || b.fault_migrations_to_last_proc < dc_.cfg.driver.prefetch_min_faults)
     return prefetch;
-  if (b.preferred == PreferredLocation::Gpu && gs.count == 0 && b.cpu_resident.none()) {
+  if (b.preferred == here && gs.count == 0 && b.cpu_resident.none()) {
     prefetch = b.valid_mask();  // first touch at the preferred location: whole block
   } else {
     policies_.prefetch().compute(PrefetchPolicy::Request{b, dc_.processor(), gs.resident, faulted,

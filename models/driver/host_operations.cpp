@@ -76,7 +76,7 @@ void HostOperations::cpu_fault(VaBlock& b, unsigned page, bool write, ServiceTim
     b.last_migration_dest = Processor::Cpu;
   }
   ++b.fault_migrations_to_last_proc;
-  if (b.preferred != PreferredLocation::Gpu &&
+  if (!is_gpu(b.preferred) &&
       b.fault_migrations_to_last_proc >= dc_.cfg.driver.prefetch_min_faults) {
     policies_.prefetch().compute(PrefetchPolicy::Request{b, Processor::Cpu, b.cpu_resident, faulted,
                                                          thrashing_.thrashing_pages(b.id), st.cpu},
@@ -154,7 +154,7 @@ Tick HostOperations::free_allocation(VaRange& r, Tick t) {
     b.cpu_backed.clear();
     dc_.gpu_state(b).count = 0;
     b.preferred = PreferredLocation::None;
-    b.accessed_by_gpu = false;
+    b.accessed_by = 0;
     b.read_mostly = false;
     b.fault_migrations_to_last_proc = 0;
     b.last_migration_dest = Processor::Cpu;
@@ -172,17 +172,17 @@ void HostOperations::advise(Addr va, std::uint64_t size, trace::Advice advice, P
     if (observations_.find(b.id)) observations_.drop(b, false);
     switch (advice) {
       case Advice::SetPreferredLocation:
-        b.preferred = device == Processor::Cpu ? PreferredLocation::Cpu : PreferredLocation::Gpu;
+        b.preferred = preferred_on(device);
         break;
       case Advice::UnsetPreferredLocation:
         b.preferred = PreferredLocation::None;
         dc_.gpu_state(b).remote_mapped.clear();
         break;
       case Advice::SetAccessedBy:
-        if (device == dc_.processor()) b.accessed_by_gpu = true;
+        b.accessed_by |= processor_bit(device);
         break;
       case Advice::UnsetAccessedBy:
-        if (device == dc_.processor()) b.accessed_by_gpu = false;
+        b.accessed_by &= ~processor_bit(device);
         break;
       case Advice::SetReadMostly:
         b.read_mostly = true;

@@ -365,9 +365,9 @@ void PolicyFacade::set_no_migrate(Addr va, std::uint64_t size, bool on) {
 }
 
 void PolicyFacade::set_preferred_location(Addr va, std::uint64_t size, PreferredLocation where) {
-  placement_on_range(where == PreferredLocation::Cpu   ? "prefer_cpu"
-                     : where == PreferredLocation::Gpu ? "prefer_gpu"
-                                                       : "prefer_none",
+  placement_on_range(where == PreferredLocation::Cpu ? "prefer_cpu"
+                     : is_gpu(where)                 ? "prefer_gpu"
+                                                     : "prefer_none",
                      va, size, [this, where](VaBlock& b, const PageMask&, ServiceTimes& st) {
                        PlacementState& place = p_.pool.placement();
                        if (b.preferred == where) return false;

@@ -18,12 +18,8 @@ inline ThrashingDetector::Result thrashing_hint(ThrashingDetector& t, const VaBl
   ProcessorMask resident = b.cpu_resident.test(page) ? ThrashingDetector::bit(Processor::Cpu) : 0;
   for (unsigned g = 0; g < gpus; ++g)
     if (b.gpu(g).resident.test(page)) resident |= ThrashingDetector::bit(gpu_processor(g));
-  Processor pref = Processor::Gpu;
-  const Processor* pp = nullptr;
-  if (b.preferred != PreferredLocation::None) {
-    pref = b.preferred == PreferredLocation::Cpu ? Processor::Cpu : Processor::Gpu;
-    pp = &pref;
-  }
+  const Processor pref = static_cast<Processor>(b.preferred);  // the same encoding
+  const Processor* pp = b.preferred != PreferredLocation::None ? &pref : nullptr;
   return t.get_hint(b.id, page, requester, resident, pp, now);
 }
 
@@ -34,10 +30,12 @@ inline ThrashingDetector::Result thrashing_hint(ThrashingDetector& t, const VaBl
 inline void expire_thrashing_pins(ThrashingDetector& t, DriverContext& dc, Tick now) {
   t.expire_pins(now, [&](std::uint32_t block, unsigned page) {
     VaBlock& b = dc.block(block);
-    if (b.preferred == PreferredLocation::Cpu || b.accessed_by_gpu) return;
-    // The pins are the process's: every GPU that mapped the pinned copy loses the mapping.
+    if (b.preferred == PreferredLocation::Cpu) return;
+    // The pins are the process's: every GPU that mapped the pinned copy loses the mapping,
+    // unless it maps it for its own accessed-by advice.
     for (unsigned g = 0; g < dc.va().gpus(); ++g) {
       if (g != 0 && !b.has_peer_states()) break;
+      if (b.accessed_by & processor_bit(gpu_processor(g))) continue;
       GpuBlockState& s = b.gpu(g);
       if (!s.remote_mapped.test(page)) continue;
       s.remote_mapped.reset(page);
