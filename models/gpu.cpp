@@ -12,7 +12,13 @@ namespace uvmsim {
 
 Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interrupt& irq,
          std::uint8_t ordinal)
-    : ctx_(ctx), cfg_(ctx.cfg), buffer_(buffer), counters_(counters), irq_(irq), ord_(ordinal) {
+    : ctx_(ctx),
+      cfg_(ctx.cfg),
+      buffer_(buffer),
+      counters_(counters),
+      irq_(irq),
+      ord_(ordinal),
+      self_bit_(processor_bit(gpu_processor(ordinal))) {
   ps_per_cycle_ = 1e6 / cfg_.gpu.clock_mhz;
   l1_lat_ = cycles(cfg_.tlb.l1_latency_cycles);
   l2_lat_ = cycles(cfg_.tlb.l2_latency_cycles);
@@ -521,7 +527,7 @@ void Gpu::complete_waiters(std::uint32_t bi, Tick now) {
   // Pages the GPU can now reach: resident ones once their PTEs are written, and remote ones.
   const GpuBlockState& g = state_of(b);
   PageMask reachable = g.remote_mapped;
-  if (b.accessed_by & processor_bit(gpu_processor(ord_))) reachable |= b.cpu_resident;
+  if (b.accessed_by & self_bit_) reachable |= b.cpu_resident;
   reachable.and_not(g.resident);
   reachable |= g.usable(now);
   const PageMask ready = bw.waiting & reachable;
@@ -634,9 +640,10 @@ void Gpu::on_replay(Tick now) {
   for (const std::uint32_t bi : active_blocks_) {
     const VaBlock& b = ctx_.va.blocks()[bi];
     BlockWait& bw = block_wait_[bi];
-    if (bw.gen_seen != state_of(b).mapping_gen) {
+    const GpuBlockState& g = state_of(b);
+    if (bw.gen_seen != g.mapping_gen) {
       // Remember the generation only once the new PTEs are usable, else look again next time.
-      if (now >= state_of(b).map_ready_at) bw.gen_seen = state_of(b).mapping_gen;
+      if (now >= g.map_ready_at) bw.gen_seen = g.mapping_gen;
       complete_waiters(bi, now);
     }
     if (bw.records == 0) {

@@ -150,12 +150,11 @@ class Gpu final : public ThreadblockSource {
   /// `b` at `t`. (The access path looks its state up once and passes it on.)
   bool mapped(const VaBlock& b, const GpuBlockState& g, unsigned page, AccessKind kind,
               Tick t) const {
-    const ProcessorMask bit = processor_bit(gpu_processor(ord_));
     const bool write = kind >= AccessKind::Write;
     if (g.resident.test(page))
       return (t >= g.map_ready_at || !g.map_pending.test(page)) &&
              !(write && g.read_only.test(page));
-    return g.remote_mapped.test(page) || ((b.accessed_by & bit) && b.cpu_resident.test(page));
+    return g.remote_mapped.test(page) || ((b.accessed_by & self_bit_) && b.cpu_resident.test(page));
   }
   void raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint32_t block,
                    unsigned page, Tick t);
@@ -181,7 +180,8 @@ class Gpu final : public ThreadblockSource {
   FaultBuffer& buffer_;
   AccessCounters& counters_;
   Interrupt& irq_;
-  std::uint8_t ord_;  ///< this GPU's ordinal, carried by its events
+  std::uint8_t ord_;        ///< this GPU's ordinal, carried by its events
+  ProcessorMask self_bit_;  ///< this GPU's bit in processor masks (VaBlock::accessed_by)
   GpuListener* listener_ = nullptr;
   bool notify_accesses_ = false;  ///< the listener wants every access
   double ps_per_cycle_;

@@ -35,11 +35,7 @@ struct DriverContext {
     sim.va.add_gpu_states(b);
     return b.gpu(gpu);
   }
-  const GpuBlockState& gpu_state(const VaBlock& b) const {
-    if (gpu == 0) [[likely]]
-      return b.gpu(0);
-    return b.gpu(gpu);
-  }
+  const GpuBlockState& gpu_state(const VaBlock& b) const { return b.gpu(gpu); }
 };
 
 /// Time cursors of one unit of driver work on the serial service thread.

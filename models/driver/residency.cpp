@@ -100,12 +100,12 @@ PageMask Residency::system_pages_of(const VaBlock& b, const PageMask& pages) con
 unsigned Residency::make_resident_system(VaBlock& b, const PageMask& demand,
                                          const PageMask& prefetch, HtodCause demand_cause,
                                          ServiceTimes& st, const PageMask* writes) {
-  GpuBlockState& gs = dc_.gpu_state(b);
   // On Grace Hopper the kernel moves system memory (uvm_ats_service_faults and
   // uvm_ats_service_access_counters call uvm_migrate_pageable -> migrate_vma): GPU memory is a
   // NUMA node of the OS, pages move in whole OS pages, and UVM's root chunks and eviction are
   // not involved. A page the OS cannot place on the GPU (the node is full) stays where it is:
   // a first touch is then populated in host memory, and a migration does not happen.
+  GpuBlockState& gs = dc_.gpu_state(b);
   const PageMask asked = system_pages_of(b, demand | prefetch);
   PageMask want = minus(asked, gs.resident);
   if (want.none()) return 0;
