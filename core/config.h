@@ -49,6 +49,10 @@ inline constexpr double kMaxSimTimeS = 1e6;
 #define UVMSIM_KNOB_FIELD(field, Type, def, ...) Type field = def;
 
 // clang-format off
+#define UVMSIM_SYSTEM_KNOBS(X)                                                                    \
+  X(gpus, std::uint32_t, 1, integer, 1, kMaxGpus,                                                  \
+    "GPUs of the node, each a copy of the gpu/tlb/hbm/link preset with its own fault buffer, access counters, memory and driver bottom half; a trace's SetDevice picks the GPU of its launches (docs/multi-gpu.md)")
+
 #define UVMSIM_GPU_KNOBS(X)                                                                       \
   X(name, std::string, "generic", text, "preset name")                                            \
   X(num_sms, std::uint32_t, 28, integer, 1, 4096, "streaming multiprocessors")                    \
@@ -258,6 +262,7 @@ inline constexpr double kMaxSimTimeS = 1e6;
 
 /// The groups, in listing order: X(member of SimConfig, struct, its list).
 #define UVMSIM_KNOB_GROUPS(X)                                                                     \
+  X(system, SystemConfig, UVMSIM_SYSTEM_KNOBS)                                                    \
   X(gpu, GpuConfig, UVMSIM_GPU_KNOBS)                                                             \
   X(tlb, TlbConfig, UVMSIM_TLB_KNOBS)                                                             \
   X(hbm, HbmConfig, UVMSIM_HBM_KNOBS)                                                             \

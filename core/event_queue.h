@@ -18,6 +18,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <vector>
@@ -71,6 +72,7 @@ class EventQueue {
                          std::uint8_t gpu = 0) {
     const Event e{t, seq, type, gpu, arg};
     ++size_;
+    ++pending_[gpu];
     const std::uint64_t idx = t >> kBucketBits;
     if (idx <= cur_index_) {
       // Into the bucket being drained, kept sorted; new events are usually the latest.
@@ -88,6 +90,9 @@ class EventQueue {
   }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
+  /// Events of GPU `gpu` in the queue: none, and its GPU done, means that GPU and its driver
+  /// bottom half are idle (the simulator's per-device synchronisation).
+  std::uint32_t pending(unsigned gpu) const { return pending_[gpu]; }
   /// Time of the earliest event; only valid if !empty().
   Tick next_time() {
     settle();
@@ -102,6 +107,7 @@ class EventQueue {
   Event pop() {
     settle();
     --size_;
+    --pending_[current_[head_].gpu];
     now_ = current_[head_].time;
     now_seq_ = current_[head_].seq;
     return current_[head_++];
@@ -277,6 +283,7 @@ class EventQueue {
   std::vector<Event> overflow_;  ///< min-heap of events beyond the horizon
   std::uint64_t cur_index_ = 0;  ///< time >> kBucketBits of the bucket being drained
   std::size_t size_ = 0;
+  std::array<std::uint32_t, kMaxGpus> pending_{};  ///< events in the queue per GPU
   std::uint64_t seq_ = 0;
   Tick now_ = 0;
   std::uint64_t now_seq_ = 0;

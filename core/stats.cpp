@@ -39,6 +39,8 @@ const char* to_string(DtohCause c) {
       return "observation";
     case DtohCause::Placement:
       return "placement";
+    case DtohCause::PeerStaged:
+      return "peer_staged";
     default:
       return "?";
   }
@@ -129,6 +131,7 @@ nlohmann::json Stats::kernels_json() const {
                   {"accesses", k.accesses},
                   {"gpu_faults", k.gpu_faults},
                   {"fault_batches", k.fault_batches}});
+    if (gpus > 1) ks.back()["gpu"] = k.gpu;
   }
   return ks;
 }

@@ -27,6 +27,9 @@ enum class DtohCause : std::uint8_t {
   UserPrefetch,
   Observation,
   Placement,  ///< a placement action: pin on the host, release of an expired range
+  /// Another GPU's copy moving to the host on the way to the faulting GPU, as the driver stages
+  /// a copy between GPUs without peer access (block_copy_resident_pages, pages_staged).
+  PeerStaged,
   kCount
 };
 const char* to_string(HtodCause c);
@@ -69,6 +72,7 @@ struct KernelStats {
   std::uint64_t accesses = 0;
   std::uint64_t gpu_faults = 0;
   std::uint64_t fault_batches = 0;
+  std::uint8_t gpu = 0;  ///< the GPU it ran on (SetDevice); in the JSON when system.gpus > 1
 };
 
 /// Cost and outcome of sampled observability (ObservUVM §IV-A), indexed by ObservePurpose
@@ -203,7 +207,8 @@ struct Stats {
   SystemMemoryStats system;
   PrefetchUseStats prefetch_use;
   nlohmann::json policy_report = nlohmann::json::object();  ///< PolicyBase::report() per family
-  std::vector<KernelStats> kernels;
+  std::vector<KernelStats> kernels;                         ///< in launch order
+  unsigned gpus = 1;  ///< system.gpus: above 1, each kernel names its GPU
   Tick sim_time = 0;
   bool truncated = false;  ///< stopped by engine.max_sim_time_s
   double wall_seconds = 0;

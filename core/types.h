@@ -8,6 +8,8 @@ namespace uvmsim {
 /// Simulated time in picoseconds. 2^64 ps is ~213 days of simulated time, and picoseconds keep
 /// sub-nanosecond GPU cycle times exact enough that compute gaps do not drift.
 using Tick = std::uint64_t;
+/// A time no event reaches (the simulation stops at 1e18 ps).
+inline constexpr Tick kTickMax = ~Tick{0};
 using Addr = std::uint64_t;
 
 constexpr Tick kPsPerNs = 1000;

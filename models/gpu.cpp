@@ -18,7 +18,9 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
       counters_(counters),
       irq_(irq),
       ord_(ordinal),
-      self_bit_(processor_bit(gpu_processor(ordinal))) {
+      self_bit_(processor_bit(gpu_processor(ordinal))),
+      link_(ctx.link(ordinal)),
+      position_(ctx.position(ordinal)) {
   ps_per_cycle_ = 1e6 / cfg_.gpu.clock_mhz;
   l1_lat_ = cycles(cfg_.tlb.l1_latency_cycles);
   l2_lat_ = cycles(cfg_.tlb.l2_latency_cycles);
@@ -89,7 +91,7 @@ void Gpu::start_tb(std::uint32_t slot, Tick t) {
   TbSlot& s = slots_[slot];
   if (!stream_->next(s.view)) return;
   ++tbs_started_;
-  ++ctx_.position.tbs_started;
+  ++position_.tbs_started;
   s.active = true;
   s.view.warp_streams(stream_scratch_);
   if (s.view.num_warps > warps_per_tb_) {
@@ -196,7 +198,7 @@ Tick Gpu::remote_access(Tick t, const trace::AccessRecord& r) {
       bytes;
   // Reads bring data host to device, writes (and atomics) send it device to host: each shares
   // its direction of the link with the copy engines' runs (models/host_link.h).
-  LinkDirection& dir = r.kind >= AccessKind::Write ? ctx_.link.dtoh : ctx_.link.htod;
+  LinkDirection& dir = r.kind >= AccessKind::Write ? link_.dtoh : link_.htod;
   Tick done = dir.remote(t, bytes) + remote_lat_ + dir.wire_time(bytes);
   if (r.repeat > 1 && r.gap_cycles) done += (r.repeat - 1) * (remote_lat_ + cycles(r.gap_cycles));
   return done;
@@ -733,7 +735,7 @@ void Gpu::finish_warp(std::uint32_t wi, Tick t) {
   stream_->release(s.view);
   s.active = false;
   ++tbs_done_;
-  ++ctx_.position.tbs_done;
+  ++position_.tbs_done;
   if (listener_) listener_->on_threadblock_end(tb, t);
   if (tbs_started_ < tbs_total_) start_tb(w.tb_slot, t);
 }

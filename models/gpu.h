@@ -44,6 +44,10 @@ class Gpu final : public ThreadblockSource {
   void launch(const trace::KernelInfo& kernel, trace::LaunchStream& stream, Tick start,
               KernelStats& ks);
   bool done() const { return tbs_done_ == tbs_total_; }
+  /// The GPU runs a warp on without the event queue only up to `t` (inclusive): the simulator
+  /// sets it to the next host event's time while other GPUs' work and host events interleave, so
+  /// no GPU gets ahead of a host action (kTickMax: only the queue bounds it).
+  void set_inline_horizon(Tick t) { inline_horizon_ = t; }
   Tick end_time() const { return end_time_; }
   std::uint64_t unfinished_threadblocks() const { return tbs_total_ - tbs_done_; }
 
@@ -172,7 +176,9 @@ class Gpu final : public ThreadblockSource {
   bool resolve_report(const FaultEntry& e, std::uint32_t rid, std::uint32_t block, Tick now);
   void finish_warp(std::uint32_t wi, Tick t);
   void start_tb(std::uint32_t slot, Tick t);
-  bool can_inline(Tick t) const { return ctx_.queue.empty() || t < ctx_.queue.next_time(); }
+  bool can_inline(Tick t) const {
+    return t <= inline_horizon_ && (ctx_.queue.empty() || t < ctx_.queue.next_time());
+  }
   Tick cycles(std::uint64_t c) const { return static_cast<Tick>(c * ps_per_cycle_); }
 
   SimContext& ctx_;
@@ -180,8 +186,11 @@ class Gpu final : public ThreadblockSource {
   FaultBuffer& buffer_;
   AccessCounters& counters_;
   Interrupt& irq_;
-  std::uint8_t ord_;        ///< this GPU's ordinal, carried by its events
-  ProcessorMask self_bit_;  ///< this GPU's bit in processor masks (VaBlock::accessed_by)
+  std::uint8_t ord_;  ///< this GPU's ordinal, carried by its events
+  ProcessorMask self_bit_;
+  HostLink& link_;                  ///< this GPU's host link (remote accesses)
+  ProgramPosition& position_;       ///< this GPU's program position (threadblock counts)
+  Tick inline_horizon_ = kTickMax;  ///< this GPU's bit in processor masks (VaBlock::accessed_by)
   GpuListener* listener_ = nullptr;
   bool notify_accesses_ = false;  ///< the listener wants every access
   double ps_per_cycle_;

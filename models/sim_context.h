@@ -2,6 +2,9 @@
 // statistics, the event log and the host link. Owned by the Simulator.
 #pragma once
 
+#include <array>
+#include <vector>
+
 #include "core/config.h"
 #include "core/event_log.h"
 #include "core/event_queue.h"
@@ -18,9 +21,17 @@ struct SimContext {
   VaSpace& va;
   Stats& stats;
   EventLog& log;
-  ProgramPosition position{};  ///< kept by the simulator and the GPU model, read by policies
-  /// The host link both directions of which the copy engines and remote accesses share.
-  HostLink link{cfg.link.bandwidth_gbps};
+  /// Each GPU's program position: kept by the simulator, the GPU model and the GPU's driver
+  /// instance, read by that GPU's policies.
+  std::array<ProgramPosition, kMaxGpus> positions{};
+  /// Each GPU's host link, both directions of which its copy engines and remote accesses share.
+  /// Every GPU of a node has its own (an x16 link each); what they share upstream, the host's
+  /// root complex and memory, is not modelled (docs/multi-gpu.md).
+  std::vector<HostLink> links =
+      std::vector<HostLink>(cfg.system.gpus, HostLink{cfg.link.bandwidth_gbps});
+
+  ProgramPosition& position(unsigned gpu) { return positions[gpu]; }
+  HostLink& link(unsigned gpu) { return links[gpu]; }
 };
 
 inline Tick ns_to_ps(double ns) { return static_cast<Tick>(ns * kPsPerNs + 0.5); }

@@ -72,7 +72,8 @@ PLACEMENT_HATCH = "///"
 # whole sweep are left out of the figure.
 HTOD_CAUSES = ["demand", "prefetch", "region_prefetch", "user_prefetch", "access_counter",
                "observation", "placement"]
-DTOH_CAUSES = ["eviction", "cpu_fault", "user_prefetch", "observation", "placement"]
+DTOH_CAUSES = ["eviction", "cpu_fault", "user_prefetch", "observation", "placement",
+               "peer_staged"]
 # Zero-copy traffic: GPU accesses served over the link without migrating (remote mappings).
 REMOTE_KINDS = ["read", "write"]
 PREFETCH_CAUSES = ["prefetch", "region_prefetch", "user_prefetch", "placement"]

@@ -62,12 +62,13 @@ void check_not_freed(const VaSpace& va, const trace::HostEvent& ev, const std::s
   }
 }
 
-/// The driver's per-process state, its thrashing detector set up for the machine: one GPU on an
-/// x86 host over PCIe, the only machine simulated yet.
+/// The driver's per-process state, its thrashing detector set up for the machine: the node's
+/// GPUs on an x86 host over PCIe, without peer access between them (each GPU maps only its own
+/// memory and the host's; a page moves between GPUs through host memory).
 DriverShared driver_shared(const SimContext& ctx) {
   DriverShared s;
   s.thrashing.configure(ctx.cfg.thrashing, ctx.va.blocks().size(),
-                        Topology::make(1, Topology::Peer::None));
+                        Topology::make(ctx.cfg.system.gpus, Topology::Peer::None));
   return s;
 }
 
@@ -98,21 +99,27 @@ struct GpuNode {
 
 }  // namespace
 
-/// The machine of one run: the driver's per-process state and a GpuNode per GPU. uvmsim
-/// simulates one GPU today (GPU 0); the event loop already finds an event's node by its GPU.
+/// The machine of one run: the driver's per-process state and a GpuNode per GPU
+/// (system.gpus), every one with the same memory size. The event loop finds an event's node by
+/// its GPU.
 struct Machine {
   Machine(SimContext& ctx, std::uint64_t capacity_chunks, const std::filesystem::path& trace,
           const trace::Hints* hints, opt::OrderWriter* order)
       : shared(driver_shared(ctx)) {
-    owned.push_back(
-        std::make_unique<GpuNode>(ctx, shared, 0, capacity_chunks, trace, hints, order));
+    const unsigned n = ctx.cfg.system.gpus;
+    for (unsigned g = 0; g < n; ++g)
+      owned.push_back(std::make_unique<GpuNode>(ctx, shared, static_cast<std::uint8_t>(g),
+                                                capacity_chunks, trace, hints, order));
     for (std::size_t g = 0; g < owned.size(); ++g) nodes[g] = owned[g].get();
   }
   GpuNode& node(unsigned gpu) { return *nodes[gpu]; }
+  unsigned gpus() const { return static_cast<unsigned>(owned.size()); }
 
   DriverShared shared;
   std::vector<std::unique_ptr<GpuNode>> owned;
   std::array<GpuNode*, kMaxGpus> nodes{};  ///< by ordinal: one load per event in the loop
+  /// Per GPU: the latest event of that GPU the loop ran.
+  std::array<Tick, kMaxGpus> last_event{};
 };
 
 Simulator::Simulator(SimConfig cfg, RunOptions opts)
@@ -159,6 +166,10 @@ std::uint64_t Simulator::size_memory(const VaSpace& va) {
       // asked for (e.g. 12 chunks at 75 % give 6 chunks: 100 %); figures label both.
       {"oversubscription_requested_pct",
        opts_.oversub_pct ? nlohmann::json(*opts_.oversub_pct) : nlohmann::json()}};
+  // Every GPU of the node has the same usable memory. A trace's device-only allocations
+  // (cudaMalloc) name no GPU; each GPU is charged them, as a data-parallel program allocates the
+  // same buffers on every device (docs/multi-gpu.md).
+  if (cfg_.system.gpus > 1) memory_info_["gpus"] = cfg_.system.gpus;
   return capacity_chunks;
 }
 
@@ -186,6 +197,10 @@ const Stats& Simulator::run() {
 
   VaSpace va;
   va.build(meta.allocations, cfg_.driver.managed_tail_pow2);
+  va.set_gpus(cfg_.system.gpus);
+  if (cfg_.system.gpus > 1 && !opts_.record_order.empty())
+    throw UserError("--record-order", "system.gpus",
+                    "the two-pass OPT records one GPU's access order; run it with system.gpus=1");
   const std::uint64_t capacity_chunks = size_memory(va);
   trace_info_ = {{"path", opts_.trace.string()},
                  {"workload", meta.workload},
@@ -195,6 +210,7 @@ const Stats& Simulator::run() {
   const trace::Hints* hints = load_hints(reader, file_hints);
 
   stats_ = Stats{};
+  stats_.gpus = cfg_.system.gpus;
   EventQueue queue;
   EventLog log;
   if (!opts_.events_out.empty()) log = EventLog(opts_.events_out);
@@ -217,8 +233,13 @@ const Stats& Simulator::run() {
   return stats_;
 }
 
-Tick Simulator::drain(EventQueue& queue, Machine& m, Tick limit, Tick& last_event) {
+Tick Simulator::drain(EventQueue& queue, Machine& m, Tick limit, Tick& last_event, int wait_gpu,
+                      Tick until) {
   while (!queue.empty()) {
+    if (wait_gpu >= 0 && queue.pending(static_cast<unsigned>(wait_gpu)) == 0 &&
+        m.node(static_cast<unsigned>(wait_gpu)).gpu.done())
+      break;
+    if (until != kTickMax && queue.next_time() > until) break;
     const Event e = queue.pop();
     // A warp's next record is decoded when it wakes, by then long out of the caches: fetch the
     // warp's state for the event 8 places ahead and its record bytes for the one 4 ahead (the
@@ -255,11 +276,13 @@ Tick Simulator::drain(EventQueue& queue, Machine& m, Tick limit, Tick& last_even
         break;
       case EventType::GmmuFree:
         // The GMMU may write on past this event's time while nothing else is due, up to the
-        // run's time limit and the interval log's next boundary (whose counters must not see
-        // a later write).
-        last_event = gpu.on_gmmu_free(e.time, std::min(limit, intervals_.next_boundary() - 1));
+        // run's time limit, the interval log's next boundary (whose counters must not see a
+        // later write) and the host's next action.
+        last_event =
+            gpu.on_gmmu_free(e.time, std::min({limit, intervals_.next_boundary() - 1, until}));
         break;
     }
+    m.last_event[e.gpu] = last_event;
   }
   return last_event;
 }
@@ -296,25 +319,88 @@ void Simulator::check_progress(Tick now) {
 }
 
 void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, Machine& m) {
-  UvmDriver& driver = m.node(0).driver;  // the one GPU's
-  Gpu& gpu = m.node(0).gpu;
   const auto& meta = reader.metadata();
   const std::string where = opts_.trace.string();
   const Tick limit = sim_time_limit(cfg_.engine);
+  const unsigned n = m.gpus();
   Tick host = 0, last_event = 0;
-  auto drain_all = [&] { drain(ctx.queue, m, limit, last_event); };
   trace::HostEvent ev;
-  std::int32_t iteration = -1;
   unsigned device = 0;  // cudaSetDevice's current GPU
-  // The model has one GPU (issue 17 adds more): a trace that runs a kernel on another GPU, or
-  // prefetches or advises for one, would be simulated wrongly, so it is refused.
-  auto one_gpu = [&](Processor p, const char* what) {
-    if (is_gpu(p) && p != Processor::Gpu)
-      throw UserError(
-          where, std::string("host event ") + what,
-          "names GPU " + std::to_string(gpu_ordinal(p)) + ", but uvmsim simulates one GPU (GPU 0)");
+  // A kernel runs on its GPU while the host goes on (a launch is asynchronous); it is closed
+  // when the host next waits for that GPU and finds it idle: its GPU done, no event of that GPU
+  // queued (so its driver's bottom half is idle too).
+  struct Running {
+    const trace::KernelInfo* kernel = nullptr;
+    std::optional<trace::LaunchStream> stream;
+    KernelStats ks;
+    std::size_t slot = 0;  ///< its place in stats_.kernels (launch order)
+    std::uint64_t batches0 = 0;
   };
+  std::array<std::optional<Running>, kMaxGpus> running;
+  std::array<std::int32_t, kMaxGpus> iteration;
+  iteration.fill(-1);
+
+  auto close = [&](unsigned d) {
+    if (!running[d]) return;
+    Running& r = *running[d];
+    GpuNode& nd = m.node(d);
+    if (!nd.gpu.done() && !stats_.truncated)
+      throw std::runtime_error(
+          "simulation stalled with " + std::to_string(nd.gpu.unfinished_threadblocks()) +
+          " threadblocks unfinished in launch " + std::to_string(r.ks.launch_index));
+    r.ks.end = nd.gpu.end_time();
+    nd.driver.on_kernel_end(*r.kernel, r.ks.launch_index, r.ks.iteration,
+                            std::max(r.ks.end, m.last_event[d]));
+    r.ks.fault_batches = nd.driver.batches() - r.batches0;
+    stats_.kernels[r.slot] = std::move(r.ks);
+    host = std::max(host, std::max(stats_.kernels[r.slot].end, nd.driver.host_ready()));
+    running[d].reset();
+  };
+  // The host waits for GPU `d` (its next launch), or for every GPU (a synchronisation; and, as
+  // uvmsim replays them, prefetches, advice, CPU accesses and frees).
+  auto wait_for = [&](unsigned d) {
+    if (!running[d]) return;
+    drain(ctx.queue, m, limit, last_event, static_cast<int>(d), kTickMax);
+    close(d);
+  };
+  auto wait_all = [&] {
+    drain(ctx.queue, m, limit, last_event, -1, kTickMax);
+    for (unsigned d = 0; d < n; ++d) close(d);
+  };
+  // With several GPUs, the host acts at `t` only after every event up to `t` ran, and no GPU
+  // runs ahead of it on its own (Gpu::set_inline_horizon). One GPU has nothing queued here.
+  auto advance_to = [&](Tick t) {
+    if (n == 1 || ctx.queue.empty()) return;
+    for (unsigned g = 0; g < n; ++g) m.node(g).gpu.set_inline_horizon(t);
+    drain(ctx.queue, m, limit, last_event, -1, t);
+    for (unsigned g = 0; g < n; ++g) m.node(g).gpu.set_inline_horizon(kTickMax);
+  };
+  const std::string machine =
+      "the machine has " + std::to_string(n) +
+      (n == 1 ? " GPU (system.gpus=1)" : " GPUs (system.gpus=" + std::to_string(n) + ")");
+  auto check_gpu = [&](Processor p, const char* what) {
+    if (is_gpu(p) && gpu_ordinal(p) >= n)
+      throw UserError(where, std::string("host event ") + what,
+                      "names GPU " + std::to_string(gpu_ordinal(p)) + ", but " + machine);
+  };
+  // Host operations on memory reach every GPU's copy through GPU 0's driver instance.
+  UvmDriver& host_driver = m.node(0).driver;
+
   while (!stats_.truncated && reader.next_host_event(ev)) {
+    if (ev.type == trace::HostEventType::SetDevice) {
+      device = gpu_ordinal(ev.device);
+      continue;
+    }
+    if (ev.type == trace::HostEventType::KernelLaunch) {
+      if (device >= n)
+        throw UserError(where, "host event KernelLaunch",
+                        "launch " + std::to_string(ev.launch_index) + " runs on GPU " +
+                            std::to_string(device) + " (SetDevice), but " + machine);
+      wait_for(device);
+    } else {
+      wait_all();
+    }
+    if (stats_.truncated) break;
     intervals_.advance(std::max(host, last_event), stats_);
     switch (ev.type) {
       case trace::HostEventType::KernelLaunch: {
@@ -323,60 +409,54 @@ void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, 
                           "launch " + std::to_string(ev.launch_index) + " names kernel " +
                               std::to_string(ev.kernel_id) + " not in the metadata");
         const auto& k = meta.kernels[ev.kernel_id];
-        if (device != 0)
-          throw UserError(where, "host event KernelLaunch",
-                          "launch " + std::to_string(ev.launch_index) + " runs on GPU " +
-                              std::to_string(device) +
-                              " (SetDevice), but uvmsim simulates one GPU (GPU 0)");
-        KernelStats ks;
-        ks.launch_index = ev.launch_index;
-        ks.kernel_id = k.id;
-        ks.name = k.name;
-        ks.iteration = ev.iteration;
-        const std::uint64_t batches0 = stats_.fault_batches;
-        host =
-            std::max(host, last_event) + static_cast<Tick>(cfg_.cost.launch_overhead_ns * kPsPerNs);
-        ks.start = host;
-        if (ev.iteration != iteration) {
-          iteration = ev.iteration;
-          driver.on_iteration(iteration, host);
+        GpuNode& nd = m.node(device);
+        Running& r = running[device].emplace();
+        r.kernel = &k;
+        r.ks.launch_index = ev.launch_index;
+        r.ks.kernel_id = k.id;
+        r.ks.name = k.name;
+        r.ks.iteration = ev.iteration;
+        r.ks.gpu = static_cast<std::uint8_t>(device);
+        r.batches0 = nd.driver.batches();
+        r.slot = stats_.kernels.size();
+        stats_.kernels.emplace_back();
+        host = std::max(host, m.last_event[device]) +
+               static_cast<Tick>(cfg_.cost.launch_overhead_ns * kPsPerNs);
+        advance_to(host);
+        r.ks.start = host;
+        if (ev.iteration != iteration[device]) {
+          iteration[device] = ev.iteration;
+          nd.driver.on_iteration(ev.iteration, host);
         }
-        driver.on_kernel_start(k, ev.launch_index, ev.iteration, host);
-        host = std::max(host, driver.host_ready());  // placement actions run before the launch
-        trace::LaunchStream stream = reader.launch(ev.launch_index);
-        gpu.launch(k, stream, host, ks);
-        drain_all();
-        if (!gpu.done() && !stats_.truncated)
-          throw std::runtime_error(
-              "simulation stalled with " + std::to_string(gpu.unfinished_threadblocks()) +
-              " threadblocks unfinished in launch " + std::to_string(ev.launch_index));
-        ks.end = gpu.end_time();
-        driver.on_kernel_end(k, ev.launch_index, ev.iteration, std::max(ks.end, last_event));
-        ks.fault_batches = stats_.fault_batches - batches0;
-        stats_.kernels.push_back(ks);
-        host = std::max(ks.end, driver.host_ready());
+        nd.driver.on_kernel_start(k, ev.launch_index, ev.iteration, host);
+        host = std::max(host, nd.driver.host_ready());  // placement actions run before the launch
+        advance_to(host);
+        r.stream.emplace(reader.launch(ev.launch_index));
+        nd.gpu.launch(k, *r.stream, host, r.ks);
         break;
       }
       case trace::HostEventType::SetDevice:
-        device = gpu_ordinal(ev.device);
         break;
-      case trace::HostEventType::MemPrefetch:
-        one_gpu(ev.device, "MemPrefetch");
+      case trace::HostEventType::MemPrefetch: {
+        check_gpu(ev.device, "MemPrefetch");
         check_not_freed(ctx.va, ev, where);
-        host = driver.user_prefetch(ev.va, ev.size, ev.device, std::max(host, last_event));
+        // To a GPU: that GPU's driver instance (its copy engine, its memory); to the host: every
+        // GPU's copy comes back.
+        UvmDriver& d = is_gpu(ev.device) ? m.node(gpu_ordinal(ev.device)).driver : host_driver;
+        host = d.user_prefetch(ev.va, ev.size, ev.device, std::max(host, last_event));
         break;
+      }
       case trace::HostEventType::MemAdvise:
-        one_gpu(ev.device, "MemAdvise");
+        check_gpu(ev.device, "MemAdvise");
         check_not_freed(ctx.va, ev, where);
-        driver.advise(ev.va, ev.size, ev.advice, ev.device);
+        host_driver.advise(ev.va, ev.size, ev.advice, ev.device);
         break;
       case trace::HostEventType::Synchronize:
-        drain_all();
         host = std::max(host, last_event);
         break;
       case trace::HostEventType::CpuAccess:
         check_not_freed(ctx.va, ev, where);
-        host = driver.cpu_access(ev.va, ev.size, ev.kind, std::max(host, last_event));
+        host = host_driver.cpu_access(ev.va, ev.size, ev.kind, std::max(host, last_event));
         break;
       case trace::HostEventType::MemFree: {
         // cudaFree waits for the device (kernels have completed here), then the driver
@@ -391,7 +471,7 @@ void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, 
           throw UserError(where, "host event MemFree", "allocation '" + r->name + "' freed twice");
         host = std::max(host, last_event);
         if (r->managed)
-          host = driver.free_allocation(*r, host);
+          host = host_driver.free_allocation(*r, host);
         else
           r->freed = true;
         break;
@@ -399,7 +479,7 @@ void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, 
     }
     if (host > limit) stats_.truncated = true;
   }
-  drain_all();
+  wait_all();
   stats_.sim_time = std::max(host, last_event);
 }
 

@@ -59,11 +59,13 @@ class Simulator {
   const trace::Hints* load_hints(trace::TraceReader& reader,
                                  std::optional<trace::Hints>& file_hints);
   /// Replays the trace's host events in program order (launches, prefetches, advice, CPU
-  /// accesses), draining the event queue for each launch and at synchronisations.
+  /// accesses). A launch runs on the current device (SetDevice) while the host goes on; the host
+  /// waits for that GPU at its next launch there, and for every GPU at anything else.
   void replay_host_events(trace::TraceReader& reader, SimContext& ctx, Machine& m);
-  /// Runs events up to `limit` (then marks the run truncated), each by the node of its GPU;
-  /// returns the last event's time.
-  Tick drain(EventQueue& queue, Machine& m, Tick limit, Tick& last_event);
+  /// Runs events in order, each by the node of its GPU, until the queue is empty, GPU
+  /// `wait_gpu` (if >= 0) is idle (done, no event of it queued), or the next event is later
+  /// than `until`; past `limit` it marks the run truncated. Returns the last event's time.
+  Tick drain(EventQueue& queue, Machine& m, Tick limit, Tick& last_event, int wait_gpu, Tick until);
   /// After each fault batch: throws UserError once engine.livelock_batches batches in a row
   /// have completed no warp access.
   void check_progress(Tick now);

@@ -42,6 +42,12 @@ class PageMask {
     return false;
   }
   bool none() const { return !any(); }
+  /// True if a page is set in both masks.
+  bool intersects(const PageMask& o) const {
+    for (std::size_t i = 0; i < w_.size(); ++i)
+      if (w_[i] & o.w_[i]) return true;
+    return false;
+  }
   /// True if all 16 pages of big page `bp` (0..31) are set.
   bool big_page_full(unsigned bp) const {
     return ((w_[bp >> 2] >> ((bp & 3) * 16)) & 0xFFFFu) == 0xFFFFu;

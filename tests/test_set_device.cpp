@@ -1,7 +1,7 @@
 // Devices in traces (issue 17, multi-GPU): cudaSetDevice as the SetDevice host event and GPU
 // ordinals in prefetch destinations and advice (format version 3), written only when a trace
 // needs them; the readers' errors for them in older versions; `trace info`, `trace dump` and the
-// text importer; and the simulator, which models one GPU, refusing a trace that names another.
+// text importer; and the simulator refusing a trace that names a GPU the machine lacks.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -288,7 +288,7 @@ TEST(SetDevice, TextImportReadsDeviceLinesAndGpuOrdinals) {
   EXPECT_EQ(info["launches"][1]["device"], 1);
 }
 
-TEST(SetDevice, TheSimulatorRunsGpuZeroAndRefusesAnotherGpuInOneLine) {
+TEST(SetDevice, TheSimulatorRefusesAGpuPastTheMachinesInOneLine) {
   TempDir d;
   // SetDevice(0) changes nothing: the same statistics as without it.
   auto make = [&](const std::string& name, const std::vector<trace::HostEvent>& before) {
@@ -309,11 +309,18 @@ TEST(SetDevice, TheSimulatorRunsGpuZeroAndRefusesAnotherGpuInOneLine) {
   const auto on1 = make("on1.uvt", {set_device(1)});
   EXPECT_EQ(error_of([&] { run_sim(on1, {}); }),
             on1 +
-                ": host event KernelLaunch: launch 0 runs on GPU 1 (SetDevice), but uvmsim "
-                "simulates one GPU (GPU 0)");
+                ": host event KernelLaunch: launch 0 runs on GPU 1 (SetDevice), but the machine "
+                "has 1 GPU (system.gpus=1)");
   const auto pf = make("pf.uvt", {prefetch_to(kPlaceBase, gpu_processor(1))});
-  EXPECT_EQ(error_of([&] { run_sim(pf, {}); }),
-            pf + ": host event MemPrefetch: names GPU 1, but uvmsim simulates one GPU (GPU 0)");
+  EXPECT_EQ(
+      error_of([&] { run_sim(pf, {}); }),
+      pf + ": host event MemPrefetch: names GPU 1, but the machine has 1 GPU (system.gpus=1)");
+  // With two GPUs both run (tests/test_multi_gpu.cpp); a third is refused the same way.
+  EXPECT_EQ(num(run_sim(on1, {"system.gpus=2"})["accesses"]), 1024u);
+  EXPECT_EQ(error_of([&] { run_sim(make("on2.uvt", {set_device(2)}), {"system.gpus=2"}); }),
+            d.file("on2.uvt") +
+                ": host event KernelLaunch: launch 0 runs on GPU 2 (SetDevice), but the machine "
+                "has 2 GPUs (system.gpus=2)");
   // The CLI: one line, exit status 1.
   const auto r = cli({"run", "--gpu", "gtx1080ti", "--trace", on1, "-q"});
   EXPECT_EQ(r.code, 1);

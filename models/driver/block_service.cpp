@@ -13,7 +13,7 @@ std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceT
   if (!r || !r->managed) return 0;  // the GPU model never faults outside managed ranges
   if (r->freed) {
     // On the real GPU a fatal fault (the range is gone); here the trace is wrong.
-    throw UserError(dc_.trace_name, "launch " + std::to_string(dc_.sim.position.launch),
+    throw UserError(dc_.trace_name, "launch " + std::to_string(dc_.sim.position(dc_.gpu).launch),
                     "accesses allocation '" + r->name + "' after its MemFree (cudaFree)");
   }
   VaBlock& b = dc_.va().blocks()[dc_.va().block_index(*r, faults.front().page_va)];
@@ -83,8 +83,11 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
     }
     if (hint.type == ThrashingDetector::Hint::Pin) {
       ++s.pin_hints;
-      // Pinned in host memory: the GPU maps it. Pinned on the GPU: it migrates there as usual.
-      if (hint.pin == Processor::Cpu && b.cpu_resident.test(page) && !gs.resident.test(page)) {
+      // Pinned in host memory: the GPU maps it (a copy on another GPU moves there first,
+      // map_remote). Pinned on the GPU: it migrates there as usual.
+      if (hint.pin == Processor::Cpu && !gs.resident.test(page) &&
+          (b.cpu_resident.test(page) ||
+           (b.has_peer_states() && dc_.resident_on_gpus(b).test(page)))) {
         c.remote.set(page);
         continue;
       }
@@ -98,6 +101,7 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
       PageMask one;
       one.set(page);
       gs.add_map_pending(one, dc_.sim.queue.now());  // the writable PTE comes with the others
+      if (b.has_peer_states()) residency_.invalidate_peers(b, one, now);  // other GPUs' too
       c.collapsed = true;
       continue;
     }
@@ -166,6 +170,16 @@ std::uint64_t BlockService::service_system(VaBlock& b, std::span<const BatchFaul
 }
 
 void BlockService::map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& st) {
+  if (b.has_peer_states()) {
+    // Without peer access a GPU maps only host memory: another GPU's copy moves there first,
+    // on that GPU's copy engine, and the mapping waits for it.
+    ServiceTimes sh{st.cpu, st.cpu};
+    for (unsigned h = 0; h < dc_.gpus_of(b); ++h)
+      if (h != dc_.gpu && b.gpu(h).resident.intersects(remote))
+        dc_.shared.residency[h]->migrate_to_cpu(b, remote, DtohCause::PeerStaged, sh);
+    st.cpu = sh.cpu;
+    st.copy_done = std::max(st.copy_done, sh.copy_done);
+  }
   // Pages resident nowhere are populated in host memory first (zero-filled, no copy).
   const PageMask fresh = minus(minus(remote, b.cpu_resident), dc_.gpu_state(b).resident);
   b.cpu_resident |= fresh;

@@ -39,7 +39,8 @@ void CopyEngines::copy_runs(VaBlock& b, const PageMask& pages, bool htod, const 
     const std::uint64_t bytes = std::uint64_t{e - s} * kPageSize;
     Tick begin;
     // The run's bytes share the link's direction with remote accesses (models/host_link.h).
-    const Tick done = ce.submit(start, bytes, begin, htod ? dc_.sim.link.htod : dc_.sim.link.dtoh,
+    const Tick done = ce.submit(start, bytes, begin,
+                                htod ? dc_.sim.link(dc_.gpu).htod : dc_.sim.link(dc_.gpu).dtoh,
                                 dc_.sim.queue.now());
     st.copy_done = std::max(st.copy_done, done);
     if (htod) b.copies_in_done = std::max(b.copies_in_done, done);

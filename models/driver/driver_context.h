@@ -36,6 +36,15 @@ struct DriverContext {
     return b.gpu(gpu);
   }
   const GpuBlockState& gpu_state(const VaBlock& b) const { return b.gpu(gpu); }
+  /// GPUs that may hold a state of `b` (0 .. this - 1): all of the machine's once a GPU other
+  /// than 0 touched it, else GPU 0 alone.
+  unsigned gpus_of(const VaBlock& b) const { return b.has_peer_states() ? sim.va.gpus() : 1; }
+  /// Pages of `b` resident on any GPU.
+  PageMask resident_on_gpus(const VaBlock& b) const {
+    PageMask m = b.gpu(0).resident;
+    for (unsigned g = 1; g < gpus_of(b); ++g) m |= b.gpu(g).resident;
+    return m;
+  }
 };
 
 /// Time cursors of one unit of driver work on the serial service thread.

@@ -5,16 +5,26 @@
 // hands it to the driver of each GPU; with one GPU it is simply part of that driver.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
+#include "core/types.h"
 #include "models/thrashing.h"
 
 namespace uvmsim {
+
+class Residency;
+class HostOperations;
 
 struct DriverShared {
   ThrashingDetector thrashing;
   std::uint32_t batch_id = 0;     ///< the latest fault batch's id (1, 2, ...), over all GPUs
   bool first_batch_done = false;  ///< the process's first fault batch was serviced
+  /// Each GPU's driver instance registers its residency and host-side parts here, so that one
+  /// GPU's migration can move another GPU's copy (uvm_va_block_make_resident works on every
+  /// processor's state of the block) and a host operation reaches every GPU holding pages.
+  std::array<Residency*, kMaxGpus> residency{};
+  std::array<HostOperations*, kMaxGpus> host{};
 };
 
 }  // namespace uvmsim

@@ -30,25 +30,30 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
       return;
     }
     for (unsigned p = p0; p < p1; ++p) {
-      const bool on_gpu = dc_.gpu_state(b).resident.test(p), on_cpu = b.cpu_resident.test(p);
+      // The GPUs holding the page: one, or several read duplicates of a read-mostly block.
+      unsigned first = kMaxGpus, holders = 0;
+      for (unsigned g = 0; g < dc_.gpus_of(b); ++g)
+        if (b.gpu(g).resident.test(p)) {
+          first = std::min(first, g);
+          ++holders;
+        }
+      const bool on_cpu = b.cpu_resident.test(p);
       if (on_cpu) {
-        if (write && on_gpu) {  // a CPU write ends read duplication
+        if (write && holders) {  // a CPU write ends read duplication
           PageMask one;
           one.set(p);
-          dc_.gpu_state(b).read_only.reset(p);
-          if (pool_.placement().active()) pool_.unpin_leaving(b, one, st.cpu);
-          residency_.clear_gpu_resident(b, one, st.cpu);
-          ++dc_.gpu_state(b).mapping_gen;
+          for (unsigned g = 0; g < dc_.gpus_of(b); ++g)
+            if (b.gpu(g).resident.test(p)) dc_.shared.residency[g]->invalidate(b, one, st.cpu);
         }
         continue;
       }
-      if (!on_gpu) {  // first touch on the CPU: populated in host memory, no transfer
+      if (!holders) {  // first touch on the CPU: populated in host memory, no transfer
         b.cpu_resident.set(p);
         b.cpu_backed.set(p);
         ++s.cpu_first_touch_pages;
         continue;
       }
-      // Only on the GPU: an x86 CPU cannot map GPU memory over PCIe, so it faults
+      // Only on a GPU: an x86 CPU cannot map GPU memory over PCIe, so it faults
       // (uvm_va_block_cpu_fault). A throttled CPU sleeps until the throttling period ends and
       // tries again; a pin for the CPU is a pin in host memory, so the page moves here.
       for (int tries = 0; tries < 8; ++tries) {
@@ -59,7 +64,9 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
         ++s.throttle_hints;
         st.cpu = std::max(st.cpu, h.throttle_end);
       }
-      cpu_fault(b, p, write, st);
+      // The holding GPU's copy comes back (its copy engine, its prefetcher's choice); copies
+      // on other GPUs are read duplicates and stay unless the CPU writes.
+      dc_.shared.host[first]->cpu_fault(b, p, write, st);
     }
   });
   return std::max(st.cpu, st.copy_done);
@@ -94,8 +101,9 @@ Tick HostOperations::user_prefetch(Addr va, std::uint64_t size, Processor dest, 
     PageMask pages;
     pages.set_range(p0, p1);
     st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
-    if (dest != dc_.processor()) {
-      residency_.migrate_to_cpu(b, pages, DtohCause::UserPrefetch, st);
+    if (!is_gpu(dest)) {  // every GPU's copy comes back
+      for (unsigned g = 0; g < dc_.gpus_of(b); ++g)
+        dc_.shared.residency[g]->migrate_to_cpu(b, pages, DtohCause::UserPrefetch, st);
       return;
     }
     const PlacementState& place = pool_.placement();
@@ -120,45 +128,20 @@ Tick HostOperations::free_allocation(VaRange& r, Tick t) {
   auto& s = dc_.stats();
   ++s.frees;
   ServiceTimes st{t, t};
-  PlacementState& place = pool_.placement();
   for (std::uint32_t id = r.first_block; id < r.first_block + r.num_blocks; ++id) {
     VaBlock& b = dc_.block(id);
     thrashing_.forget_block(b.id);
-    if (observations_.find(b.id)) observations_.drop(b, false);
     const PageMask host = b.cpu_backed | b.cpu_resident;
-    if (residency_.ats_system(b)) {
-      // free()/munmap of system memory: the OS frees its pages; UVM's policies never saw them.
-      pool_.remove_system_pages(dc_.gpu_state(b).count);
-      s.freed_gpu_pages += dc_.gpu_state(b).count;
-      s.freed_cpu_pages += host.count();
-      note_leaving_gpu(dc_.gpu_state(b), dc_.gpu_state(b).resident, s.prefetch_use);
-    } else if (dc_.gpu_state(b).has_chunk || host.any()) {
-      // The block lock, unmapping and chunk frees: the per-block cost of the driver's work.
-      st.cpu = std::max(st.cpu, b.copies_in_done) + ns_to_ps(dc_.cfg.cost.block_ns);
-      policies_.each_for(b, [&](PolicyBase& p) { p.on_freed(b, st.cpu); });
-      s.freed_gpu_pages += dc_.gpu_state(b).count;
-      s.freed_cpu_pages += host.count();
-      note_leaving_gpu(dc_.gpu_state(b), dc_.gpu_state(b).resident, s.prefetch_use);
-      pool_.free_chunk(b);
-    }
-    if (place.active()) {
-      place.leave_reservation(b);
-      place.block(b.id) = BlockPlacement{};
-      pool_.refresh(b, st.cpu);
-    }
-    dc_.gpu_state(b).resident.clear();
+    s.freed_cpu_pages += host.count();
+    // Every GPU's part of the block (its chunk, its policies, its placement state).
+    for (unsigned g = 0; g < dc_.gpus_of(b); ++g) dc_.shared.host[g]->free_block(b, host.any(), st);
     b.cpu_resident.clear();
-    dc_.gpu_state(b).remote_mapped.clear();
-    dc_.gpu_state(b).read_only.clear();
-    dc_.gpu_state(b).dirty.clear();
     b.cpu_backed.clear();
-    dc_.gpu_state(b).count = 0;
     b.preferred = PreferredLocation::None;
     b.accessed_by = 0;
     b.read_mostly = false;
     b.fault_migrations_to_last_proc = 0;
     b.last_migration_dest = Processor::Cpu;
-    ++dc_.gpu_state(b).mapping_gen;
   }
   r.freed = true;
   if (dc_.log().enabled())
@@ -166,17 +149,47 @@ Tick HostOperations::free_allocation(VaRange& r, Tick t) {
   return st.cpu;
 }
 
+void HostOperations::free_block(VaBlock& b, bool host_pages, ServiceTimes& st) {
+  auto& s = dc_.stats();
+  GpuBlockState& gs = dc_.gpu_state(b);
+  PlacementState& place = pool_.placement();
+  if (observations_.find(b.id)) observations_.drop(b, false);
+  if (residency_.ats_system(b)) {
+    // free()/munmap of system memory: the OS frees its pages; UVM's policies never saw them.
+    pool_.remove_system_pages(gs.count);
+    s.freed_gpu_pages += gs.count;
+    note_leaving_gpu(gs, gs.resident, s.prefetch_use);
+  } else if (gs.has_chunk || (host_pages && dc_.gpu == 0)) {
+    // The block lock, unmapping and chunk frees: the per-block cost of the driver's work (the
+    // host pages' share is GPU 0's, so that a block without GPU memory still pays it once).
+    st.cpu = std::max(st.cpu, b.copies_in_done) + ns_to_ps(dc_.cfg.cost.block_ns);
+    policies_.each_for(b, [&](PolicyBase& p) { p.on_freed(b, st.cpu); });
+    s.freed_gpu_pages += gs.count;
+    note_leaving_gpu(gs, gs.resident, s.prefetch_use);
+    pool_.free_chunk(b);
+  }
+  if (place.active()) {
+    place.leave_reservation(b);
+    place.block(b.id) = BlockPlacement{};
+    pool_.refresh(b, st.cpu);
+  }
+  gs.resident.clear();
+  gs.remote_mapped.clear();
+  gs.read_only.clear();
+  gs.dirty.clear();
+  gs.count = 0;
+  ++gs.mapping_gen;
+}
+
 void HostOperations::advise(Addr va, std::uint64_t size, trace::Advice advice, Processor device) {
   using trace::Advice;
   for_each_block_page(dc_.va(), va, size, [&](VaBlock& b, unsigned, unsigned) {
-    if (observations_.find(b.id)) observations_.drop(b, false);
     switch (advice) {
       case Advice::SetPreferredLocation:
         b.preferred = preferred_on(device);
         break;
       case Advice::UnsetPreferredLocation:
         b.preferred = PreferredLocation::None;
-        dc_.gpu_state(b).remote_mapped.clear();
         break;
       case Advice::SetAccessedBy:
         b.accessed_by |= processor_bit(device);
@@ -189,10 +202,17 @@ void HostOperations::advise(Addr va, std::uint64_t size, trace::Advice advice, P
         break;
       case Advice::UnsetReadMostly:
         b.read_mostly = false;
-        dc_.gpu_state(b).read_only.clear();
         break;
     }
-    ++dc_.gpu_state(b).mapping_gen;
+    // Every GPU's view of the block changes: mappings are rebuilt on the next access.
+    for (unsigned g = 0; g < dc_.gpus_of(b); ++g) {
+      HostOperations& h = *dc_.shared.host[g];
+      if (h.observations_.find(b.id)) h.observations_.drop(b, false);
+      GpuBlockState& gs = b.gpu(g);
+      if (advice == Advice::UnsetPreferredLocation) gs.remote_mapped.clear();
+      if (advice == Advice::UnsetReadMostly) gs.read_only.clear();
+      ++gs.mapping_gen;
+    }
   });
 }
 

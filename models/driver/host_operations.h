@@ -40,6 +40,9 @@ class HostOperations {
   void advise(Addr va, std::uint64_t size, trace::Advice advice, Processor device);
 
  private:
+  /// This GPU's part of freeing `b` (its chunk, policies and placement state; the per-block cost
+  /// if it has a chunk, or on GPU 0 if the block has host pages).
+  void free_block(VaBlock& b, bool host_pages, ServiceTimes& st);
   /// A CPU fault on GPU-resident `page` of `b`.
   void cpu_fault(VaBlock& b, unsigned page, bool write, ServiceTimes& st);
 

@@ -93,7 +93,7 @@ void PolicyFacade::enable_access_counter_migration(std::uint64_t granularity,
 void PolicyFacade::on_kernel_start(const trace::KernelInfo& k, std::uint32_t launch,
                                    std::int32_t iteration, Tick now) {
   dc_.clock = now;
-  ProgramPosition& pos = dc_.sim.position;
+  ProgramPosition& pos = dc_.sim.position(dc_.gpu);
   pos.launch = launch;
   pos.kernel_id = k.id;
   pos.iteration = iteration;
@@ -107,7 +107,7 @@ void PolicyFacade::on_kernel_start(const trace::KernelInfo& k, std::uint32_t lau
 void PolicyFacade::on_kernel_end(const trace::KernelInfo& k, std::uint32_t launch,
                                  std::int32_t iteration, Tick now) {
   dc_.clock = now;
-  dc_.sim.position.in_kernel = false;
+  dc_.sim.position(dc_.gpu).in_kernel = false;
   const KernelEvent ev{k, launch, iteration, now};
   host_hook([&](PolicyBase& p) { p.on_kernel_end(ev); });
 }

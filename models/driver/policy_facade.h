@@ -61,7 +61,7 @@ class PolicyFacade final : public PolicyEngine, public GpuListener {
     return p_.observations.budget(p);
   }
   unsigned samples_per_region() const override { return p_.observations.samples(); }
-  const ProgramPosition& position() const override { return dc_.sim.position; }
+  const ProgramPosition& position() const override { return dc_.sim.position(dc_.gpu); }
   std::uint64_t accesses_completed() const override { return dc_.sim.stats.accesses; }
   void running_threadblocks(std::vector<ThreadblockProgress>& out) const override;
   std::uint64_t fault_batch() const override { return dc_.log_batch < 0 ? 0 : dc_.shared.batch_id; }
@@ -144,7 +144,7 @@ class PolicyFacade final : public PolicyEngine, public GpuListener {
   template <typename F>
   void placement_on_range(const char* op, Addr va, std::uint64_t size, F f);
   /// True if an action requested now runs at once on the host.
-  bool on_host() const { return host_context_ || !dc_.sim.position.in_kernel; }
+  bool on_host() const { return host_context_ || !dc_.sim.position(dc_.gpu).in_kernel; }
   /// Marks pages as first-touched on the host (memset) and returns the time it takes.
   Tick host_first_touch(VaBlock& b, const PageMask& pages);
   /// Ends `b`'s observation, if any, before an action changes it.

@@ -42,6 +42,7 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
   }
   Tick ready = st.cpu;
   if (!gs.has_chunk) ready = std::max(ready, allocate_chunk(b, st));
+  if (b.has_peer_states()) ready = std::max(ready, stage_from_peers(b, want, writes, st));
 
   const PageMask from_cpu = want & b.cpu_resident;
   const PageMask zero = minus(want, b.cpu_resident);
@@ -64,6 +65,17 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
     b.cpu_resident.and_not(minus(from_cpu, dup));
   } else {
     b.cpu_resident.and_not(want);
+  }
+  if (b.has_peer_states()) {
+    // The host copy of pages that moved is gone: other GPUs' mappings of it are torn down
+    // (uvm_va_block_make_resident_copy unmaps every processor from pages leaving their copy).
+    const PageMask left = minus(from_cpu, b.cpu_resident);
+    for (unsigned h = 0; h < dc_.gpus_of(b); ++h) {
+      GpuBlockState& hs = b.gpu(h);
+      if (h == dc_.gpu || !hs.remote_mapped.intersects(left)) continue;
+      hs.remote_mapped.and_not(left);
+      ++hs.mapping_gen;
+    }
   }
   if (writes) gs.dirty |= (*writes & want);
   set_gpu_resident(b, want, st.cpu);
@@ -254,13 +266,55 @@ Tick Residency::allocate_chunk(VaBlock& b, ServiceTimes& st) {
   pool_.assign(b);
   policies_.each_for(b, [&](PolicyBase& p) { p.on_chunk_allocated(b, st.cpu); });
   // block_zero_new_gpu_chunk: every page of the new chunk resident nowhere is zeroed on the GPU.
-  const PageMask nowhere = minus(minus(b.valid_mask(), b.cpu_resident), dc_.gpu_state(b).resident);
+  const PageMask nowhere = minus(minus(b.valid_mask(), b.cpu_resident), dc_.resident_on_gpus(b));
   if (nowhere.any()) {
     const auto& c = dc_.cfg;
     const double gbps = c.cost.zero_fill_gbps > 0 ? c.cost.zero_fill_gbps : c.hbm.bandwidth_gbps;
     ready += static_cast<Tick>(static_cast<double>(nowhere.count()) * kPageSize * 1000.0 / gbps);
   }
   return ready;
+}
+
+void Residency::invalidate(VaBlock& b, const PageMask& pages_in, Tick now) {
+  GpuBlockState& gs = dc_.gpu_state(b);
+  const PageMask pages = pages_in & gs.resident;
+  if (pages.none()) return;
+  gs.read_only.and_not(pages);
+  gs.dirty.and_not(pages);
+  if (pool_.placement().active()) pool_.unpin_leaving(b, pages, now);
+  clear_gpu_resident(b, pages, now);
+  ++gs.mapping_gen;
+}
+
+void Residency::invalidate_peers(VaBlock& b, const PageMask& pages, Tick now) {
+  for (unsigned h = 0; h < dc_.gpus_of(b); ++h)
+    if (h != dc_.gpu && b.gpu(h).resident.intersects(pages))
+      dc_.shared.residency[h]->invalidate(b, pages, now);
+}
+
+Tick Residency::stage_from_peers(VaBlock& b, const PageMask& want, const PageMask* writes,
+                                 ServiceTimes& st) {
+  ServiceTimes sh{st.cpu, st.cpu};
+  for (unsigned h = 0; h < dc_.gpus_of(b); ++h) {
+    if (h == dc_.gpu) continue;
+    const PageMask held = want & b.gpu(h).resident;
+    if (held.none()) continue;
+    Residency& peer = *dc_.shared.residency[h];
+    // A read of a read-mostly block duplicates (can_read_duplicate): the holder keeps its copy,
+    // read-only; a write, or a block that is not read-mostly, takes the page for itself.
+    PageMask keep;
+    if (b.read_mostly) {
+      keep = held;
+      if (writes) keep.and_not(*writes);
+    }
+    const PageMask on_host = held & b.cpu_resident;  // duplicates: the host has the data
+    peer.invalidate(b, minus(on_host, keep), sh.cpu);
+    peer.migrate_to_cpu(b, minus(held, on_host) & keep, DtohCause::PeerStaged, sh, true);
+    peer.migrate_to_cpu(b, minus(minus(held, on_host), keep), DtohCause::PeerStaged, sh);
+  }
+  st.cpu = sh.cpu;
+  st.copy_done = std::max(st.copy_done, sh.copy_done);
+  return std::max(sh.cpu, sh.copy_done);
 }
 
 void Residency::note_migration(VaBlock& b, const PageMask& pages, Processor dest, Tick now,

@@ -24,6 +24,8 @@ UvmDriver::UvmDriver(SimContext& ctx, DriverShared& shared, FaultBuffer& buffer,
               std::move(trace_path), hints, [this](Tick t) { request_service(t); }),
       batch_(ctx.cfg.driver) {
   dc_.trace_name = facade_.trace_path().string();
+  shared.residency[dc_.gpu] = &residency_;
+  shared.host[dc_.gpu] = &host_;
   // Policies are created last: they may use the engine (the facade) from their constructors.
   policies_.create(dc_.cfg, facade_, dc_.gpu);
   observations_.activate_if_used();
@@ -107,6 +109,7 @@ bool UvmDriver::service_fault_batch(Tick now) {
   s.faults_fetched += fetched;
   s.faults_coalesced += batch_.coalesced();
   s.add_batch(fetched);
+  ++batches_;
   ++dc_.shared.batch_id;
   ++batches_in_run_;
   batch_throttled_ = false;

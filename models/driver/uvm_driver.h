@@ -75,6 +75,8 @@ class UvmDriver {
   }
   /// Final observability numbers and every policy's report() into the statistics.
   void finish_stats();
+  /// Fault batches this GPU's driver instance has serviced.
+  std::uint64_t batches() const { return batches_; }
 
  private:
   /// The next unit of work of the running bottom half.
@@ -125,6 +127,7 @@ class UvmDriver {
   /// acquires the batch tracker, so the GPU replays only after them (push_replay_on_parent_gpu).
   Tick batch_copies_done_ = 0, run_copies_done_ = 0;
   std::uint32_t batches_in_run_ = 0, throttled_in_run_ = 0;
+  std::uint64_t batches_ = 0;
 };
 
 }  // namespace uvmsim

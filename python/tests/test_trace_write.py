@@ -191,11 +191,11 @@ def test_set_device_and_gpu_ordinals_make_version_three(cli, tmp_path):
             "HostEvent(MemPrefetch, va=0x7f0000000000, size=4096, device=Gpu15)"
     assert json.loads(cli("trace", "info", path, "--json")) == info
     assert info["host_events"]["SetDevice"] == 1 and info["launches"][0]["device"] == 2
-    # The simulator models one GPU and says so in one line.
+    # A one-GPU machine (system.gpus=1, the default) refuses it in one line.
     code, msg = cli.error("run", "--gpu", "gtx1080ti", "--trace", path, "--quiet")
     assert code == 1
     assert msg == (f"{path}: host event KernelLaunch: launch 0 runs on GPU 2 (SetDevice), but "
-                   "uvmsim simulates one GPU (GPU 0)")
+                   "the machine has 1 GPU (system.gpus=1)")
 
 
 def test_folding_can_be_switched_off(cli, tmp_path):

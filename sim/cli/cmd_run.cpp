@@ -59,11 +59,12 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
   const Stats& s = sim.stats();
   const auto& m = j["memory"];
   out << "uvmsim run: " << j["trace"]["workload"].get<std::string>() << " on "
+      << (sim.config().system.gpus > 1 ? std::to_string(sim.config().system.gpus) + " x " : "")
       << sim.config().gpu.name << ", eviction=" << sim.config().engine.eviction << ", prefetch="
       << (sim.config().driver.prefetch_enable ? sim.config().engine.prefetch : "none")
       << ", placement=" << sim.config().engine.placement << "\n";
   out << "  memory        : " << format_bytes(m["capacity_bytes"].get<std::uint64_t>())
-      << " usable, managed footprint "
+      << (sim.config().system.gpus > 1 ? " per GPU" : "") << " usable, managed footprint "
       << format_bytes(m["managed_footprint_bytes"].get<std::uint64_t>()) << std::fixed
       << std::setprecision(1);
   const double over = m["oversubscription_pct"].get<double>();

@@ -1,0 +1,291 @@
+// Several GPUs in one run (issue 17): system.gpus nodes, each with its own fault buffer, access
+// counters, memory, host link and driver bottom half; kernels on different GPUs run concurrently
+// (a launch is asynchronous, the host waits for a GPU at its next launch there); a page moves
+// between GPUs through host memory, as the driver stages a copy between GPUs without peer
+// access; read duplicates spread across GPUs and a write invalidates them; host operations reach
+// every GPU's copy. Expected values are worked out from the model's rules before the run.
+#include <gtest/gtest.h>
+
+#include "placement_test_util.h"
+
+namespace uvmsim::test {
+namespace {
+
+constexpr std::uint64_t M = 1 << 20;
+constexpr std::uint64_t kPages4M = 4 * M / 4096;
+
+trace::HostEvent set_device(unsigned gpu) {
+  trace::HostEvent e;
+  e.type = trace::HostEventType::SetDevice;
+  e.device = gpu_processor(gpu);
+  return e;
+}
+
+trace::HostEvent synchronize() {
+  trace::HostEvent e;
+  e.type = trace::HostEventType::Synchronize;
+  return e;
+}
+
+/// One launch of `kernel`: a single warp touches every page of [off, off+size) of `alloc` in
+/// order with `kind`, no synchronisation after it (the host goes on).
+void launch(Program& p, std::uint32_t kernel, std::uint32_t alloc, std::uint64_t off,
+            std::uint64_t size, AccessKind kind = AccessKind::Read) {
+  p.w->begin_launch(kernel, -1);
+  p.w->begin_block(1);
+  for (std::uint64_t o = off; o < off + size; o += 4096) {
+    trace::AccessRecord r;
+    r.va = p.base(alloc) + o;
+    r.ref_id = alloc;
+    r.bytes = 128;
+    r.gap_cycles = 10;
+    r.kind = kind;
+    p.w->access(0, r);
+  }
+  p.w->end_block();
+}
+
+/// The statistics of a run without what names the machine or the trace file (configuration,
+/// memory and trace sections, each kernel's GPU) or varies between runs (wall time, throughput).
+nlohmann::json model_outcome(nlohmann::json j) {
+  for (const char* k :
+       {"config", "memory", "trace", "wall_seconds", "accesses_per_second", "records_per_second"})
+    j.erase(k);
+  for (auto& k : j["kernels"]) k.erase("gpu");
+  return j;
+}
+
+TEST(MultiGpu, AOneDeviceTraceRunsTheSameOnFourGpus) {
+  // Only GPU 0 works: the other three nodes exist (their drivers, fault buffers, links) but no
+  // event of theirs is ever queued, so every statistic is the one-GPU run's, bit for bit.
+  TempDir d;
+  const auto t = gen(d, "random", "24M");
+  for (const double oversub : {0.0, 50.0}) {
+    const auto one = run_sim(t, {}, std::nullopt, oversub);
+    const auto four = run_sim(t, {"system.gpus=4"}, std::nullopt, oversub);
+    EXPECT_EQ(model_outcome(four), model_outcome(one)) << "oversub " << oversub;
+    EXPECT_EQ(four["memory"]["gpus"], 4);
+    EXPECT_EQ(four["kernels"][0]["gpu"], 0);
+    EXPECT_FALSE(one["kernels"][0].contains("gpu"));
+  }
+}
+
+TEST(MultiGpu, KernelsOnTwoGpusRunConcurrently) {
+  // GPU 0 reads X while GPU 1 reads Y: the host launches the second kernel one launch overhead
+  // after the first (it does not wait for GPU 0), and the two GPUs fault, copy and replay on
+  // their own hardware. Run serially (a Synchronize between), the second starts after the first.
+  TempDir d;
+  auto make = [&](const std::string& name, bool sync_between) {
+    const auto path = d.file(name);
+    Program p({{"X", 4 * M}, {"Y", 4 * M}}, 2);
+    p.open(path);
+    p.w->host_event(set_device(0));
+    launch(p, 0, 0, 0, 4 * M);
+    if (sync_between) p.w->host_event(synchronize());
+    p.w->host_event(set_device(1));
+    launch(p, 1, 1, 0, 4 * M);
+    p.w->host_event(synchronize());
+    p.finish();
+    return path;
+  };
+  const auto conc = run_sim(make("conc.uvt", false), {"system.gpus=2"});
+  const auto serial = run_sim(make("serial.uvt", true), {"system.gpus=2"});
+  for (const auto& j : {conc, serial}) {
+    ASSERT_EQ(j["kernels"].size(), 2u);
+    EXPECT_EQ(j["kernels"][0]["gpu"], 0);
+    EXPECT_EQ(j["kernels"][1]["gpu"], 1);
+    EXPECT_EQ(num(j["accesses"]), 2 * kPages4M);
+    EXPECT_EQ(num(j["driver"]["zero_filled_pages"]),
+              2 * kPages4M);  // first touches: nothing copied
+    EXPECT_EQ(num(j["htod_bytes"]), 0u);
+    EXPECT_EQ(num(j["kernels"][0]["gpu_faults"]) + num(j["kernels"][1]["gpu_faults"]),
+              num(j["gpu_faults"]));
+    EXPECT_EQ(num(j["kernels"][0]["fault_batches"]) + num(j["kernels"][1]["fault_batches"]),
+              num(j["fault_batches"]));
+  }
+  const auto& k0 = conc["kernels"][0];
+  const auto& k1 = conc["kernels"][1];
+  EXPECT_EQ(num(k1["start_ns"]), num(k0["start_ns"]) + 5000);  // gtx1080ti launch_overhead_ns
+  EXPECT_LT(num(k1["start_ns"]), num(k0["end_ns"]));
+  EXPECT_GE(num(serial["kernels"][1]["start_ns"]), num(serial["kernels"][0]["end_ns"]) + 5000);
+  EXPECT_LT(num(conc["sim_time_ns"]), num(serial["sim_time_ns"]));
+  // Same work either way, and the same run twice is the same run.
+  EXPECT_EQ(conc["gpu_faults"], serial["gpu_faults"]);
+  EXPECT_EQ(model_outcome(run_sim(make("conc2.uvt", false), {"system.gpus=2"})),
+            model_outcome(conc));
+}
+
+TEST(MultiGpu, AGpuReadsWhatAnotherHoldsThroughHostMemory) {
+  // GPU 0 first-touches X (zero-filled, nothing copied). GPU 1 then reads it: without peer
+  // access each page GPU 0 holds goes to the host on GPU 0's copy engine (peer_staged) and on to
+  // GPU 1 (htod). GPU 0 reading it back stages it the other way: 2 x 4 MB each way in all.
+  TempDir d;
+  const auto path = d.file("pingpong.uvt");
+  Program p({{"X", 4 * M}}, 3);
+  p.open(path);
+  std::uint32_t kernel = 0;
+  for (const unsigned g : {0u, 1u, 0u}) {
+    p.w->host_event(set_device(g));
+    launch(p, kernel++, 0, 0, 4 * M);
+    p.w->host_event(synchronize());
+  }
+  p.finish();
+  const auto j = run_sim(path, {"system.gpus=2"});
+  EXPECT_EQ(num(j["accesses"]), 3 * kPages4M);
+  EXPECT_EQ(num(j["driver"]["zero_filled_pages"]), kPages4M);
+  EXPECT_EQ(num(j["dtoh_bytes_by_cause"]["peer_staged"]), 2 * 4 * M);
+  EXPECT_EQ(num(j["dtoh_bytes"]), 2 * 4 * M);  // nothing else goes to the host
+  EXPECT_EQ(num(j["htod_bytes"]), 2 * 4 * M);  // every staged page goes on to the other GPU
+  EXPECT_EQ(num(j["evictions"]), 0u);
+  // On one GPU the trace is refused: its second launch runs on GPU 1.
+  EXPECT_NE(error_of([&] { run_sim(path, {}); }).find("launch 1 runs on GPU 1"), std::string::npos);
+}
+
+trace::HostEvent advise(Addr va, std::uint64_t size, trace::Advice a, Processor p) {
+  trace::HostEvent e;
+  e.type = trace::HostEventType::MemAdvise;
+  e.va = va;
+  e.size = size;
+  e.advice = a;
+  e.device = p;
+  return e;
+}
+
+trace::HostEvent prefetch(Addr va, std::uint64_t size, Processor p) {
+  trace::HostEvent e;
+  e.type = trace::HostEventType::MemPrefetch;
+  e.va = va;
+  e.size = size;
+  e.device = p;
+  return e;
+}
+
+TEST(MultiGpu, ReadDuplicatesSpreadAcrossGpusAndAWriteInvalidatesThem) {
+  // The CPU writes X (host memory) and advises it read-mostly. GPU 0 and GPU 1 read it: each
+  // gets a read-only copy from the host, which keeps its own (4 MB htod each, nothing back).
+  // GPU 1 then writes the first page: its copy becomes the only one (GPU 0's and the host's are
+  // invalidated, nothing copied). GPU 0 reading that page again takes a duplicate of GPU 1's
+  // through the host: one page to the host (peer_staged) and one to GPU 0.
+  TempDir d;
+  const auto path = d.file("readmostly.uvt");
+  Program p({{"X", 4 * M}}, 4);
+  p.open(path);
+  p.cpu_write(0, 0, 4 * M);
+  p.w->host_event(advise(p.base(0), 4 * M, trace::Advice::SetReadMostly, Processor::Cpu));
+  std::uint32_t kernel = 0;
+  for (const unsigned g : {0u, 1u}) {
+    p.w->host_event(set_device(g));
+    launch(p, kernel++, 0, 0, 4 * M);
+    p.w->host_event(synchronize());
+  }
+  launch(p, kernel++, 0, 0, 4096, AccessKind::Write);  // GPU 1
+  p.w->host_event(synchronize());
+  p.w->host_event(set_device(0));
+  launch(p, kernel++, 0, 0, 4096);
+  p.w->host_event(synchronize());
+  p.finish();
+  const auto j = run_sim(path, {"system.gpus=2"});
+  EXPECT_EQ(num(j["accesses"]), 2 * kPages4M + 2);
+  EXPECT_EQ(num(j["htod_bytes"]), 2 * 4 * M + 4096);
+  EXPECT_EQ(num(j["dtoh_bytes"]), 4096u);
+  EXPECT_EQ(num(j["dtoh_bytes_by_cause"]["peer_staged"]), 4096u);
+  EXPECT_EQ(num(j["driver"]["zero_filled_pages"]), 0u);
+  // Kernel 3's one read faulted once; kernel 2's write faulted once and moved nothing.
+  EXPECT_EQ(num(j["kernels"][2]["gpu_faults"]), 1u);
+  EXPECT_EQ(num(j["kernels"][3]["gpu_faults"]), 1u);
+}
+
+TEST(MultiGpu, HostOperationsReachEveryGpusCopy) {
+  // X's first half is on GPU 0, its second half on GPU 1 (first touches). A prefetch of all of
+  // X to GPU 1 stages GPU 0's half through the host (2 MB each way); the CPU reading X then
+  // faults every page back from GPU 1 (4 MB, cpu_fault); a prefetch to GPU 0 moves it there
+  // from the host (4 MB htod) and cudaFree releases GPU 0's 1024 pages and the host's.
+  TempDir d;
+  const auto path = d.file("hostops.uvt");
+  Program p({{"X", 4 * M}}, 2);
+  p.open(path);
+  p.w->host_event(set_device(0));
+  launch(p, 0, 0, 0, 2 * M);
+  p.w->host_event(set_device(1));
+  launch(p, 1, 0, 2 * M, 2 * M);
+  p.w->host_event(synchronize());
+  p.w->host_event(prefetch(p.base(0), 4 * M, gpu_processor(1)));
+  trace::HostEvent cpu;
+  cpu.type = trace::HostEventType::CpuAccess;
+  cpu.va = p.base(0);
+  cpu.size = 4 * M;
+  cpu.device = Processor::Cpu;
+  cpu.kind = AccessKind::Read;
+  p.w->host_event(cpu);
+  p.w->host_event(prefetch(p.base(0), 4 * M, gpu_processor(0)));
+  trace::HostEvent f;
+  f.type = trace::HostEventType::MemFree;
+  f.va = p.base(0);
+  p.w->host_event(f);
+  p.finish();
+  const auto j = run_sim(path, {"system.gpus=2"});
+  EXPECT_EQ(num(j["driver"]["zero_filled_pages"]), kPages4M);
+  EXPECT_EQ(num(j["dtoh_bytes_by_cause"]["peer_staged"]), 2 * M);
+  EXPECT_EQ(num(j["dtoh_bytes_by_cause"]["cpu_fault"]), 4 * M);
+  EXPECT_EQ(num(j["dtoh_bytes"]), 6 * M);
+  EXPECT_EQ(num(j["htod_bytes_by_cause"]["user_prefetch"]), 6 * M);
+  EXPECT_EQ(num(j["htod_bytes"]), 6 * M);
+  EXPECT_EQ(num(j["driver"]["freed_gpu_pages"]), kPages4M);
+  EXPECT_EQ(num(j["driver"]["freed_cpu_pages"]), kPages4M);
+  EXPECT_EQ(num(j["driver"]["frees"]), 1u);
+}
+
+TEST(MultiGpu, RecordingOptsOrderAndTooManyGpusAreOneLineErrors) {
+  TempDir d;
+  const auto t = gen(d, "random", "8M");
+  const auto r = cli({"run", "--gpu", "gtx1080ti", "--trace", t, "-q", "--set", "system.gpus=2",
+                      "--record-order", d.file("order.bin")});
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("system.gpus"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  const auto bad =
+      cli({"run", "--gpu", "gtx1080ti", "--trace", t, "-q", "--set", "system.gpus=17"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("system.gpus"), std::string::npos) << bad.err;
+}
+
+TEST(MultiGpu, PingPongBetweenGpusIsDetectedAndPinnedInHostMemory) {
+  // GPU 0 and GPU 1 read the same 64 KB at once, over and over (each kernel walks it 80 times):
+  // every fault of one GPU takes the pages from the other. The thrashing detector (per process,
+  // over both GPUs) sees it, throttles, and once a page has thrashed pin_threshold times pins it;
+  // with no peer access the pin is host memory: the page is staged there and mapped remotely.
+  TempDir d;
+  const auto path = d.file("pingpong.uvt");
+  Program p({{"X", 2 * M}}, 2);
+  p.open(path);
+  constexpr int kPasses = 80;
+  for (std::uint32_t g = 0; g < 2; ++g) {
+    p.w->host_event(set_device(g));
+    p.w->begin_launch(g, -1);
+    p.w->begin_block(1);
+    for (int pass = 0; pass < kPasses; ++pass)
+      for (std::uint64_t o = 0; o < 64 * 1024; o += 4096) {
+        trace::AccessRecord r;
+        r.va = p.base(0) + o;
+        r.bytes = 128;
+        r.gap_cycles = 2000;
+        p.w->access(0, r);
+      }
+    p.w->end_block();
+  }
+  p.w->host_event(synchronize());
+  p.finish();
+  const auto sets = std::vector<std::string>{"system.gpus=2", "driver.prefetch_enable=false"};
+  const auto j = run_sim(path, sets);
+  EXPECT_EQ(num(j["accesses"]), 2u * kPasses * 16);
+  EXPECT_GT(num(j["dtoh_bytes_by_cause"]["peer_staged"]), 0u);
+  EXPECT_GT(num(j["driver"]["thrashing_pages"]), 0u);
+  EXPECT_GT(num(j["driver"]["pin_hints"]), 0u);
+  EXPECT_GT(num(j["driver"]["remote_maps"]), 0u);
+  EXPECT_GT(num(j["remote_accesses"]), 0u);
+  EXPECT_GT(num(j["driver"]["throttle_hints"]), 0u);  // throttling first, then pins
+  EXPECT_EQ(model_outcome(run_sim(path, sets)), model_outcome(j));
+}
+
+}  // namespace
+}  // namespace uvmsim::test
