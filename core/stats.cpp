@@ -136,6 +136,37 @@ nlohmann::json Stats::kernels_json() const {
   return ks;
 }
 
+nlohmann::json Stats::gpus_json() const {
+  using nlohmann::json;
+  json out = json::array();
+  for (unsigned g = 0; g < gpus; ++g) {
+    std::uint64_t launches = 0, acc = 0, faults = 0, batches = 0;
+    Tick busy = 0;
+    for (const auto& k : kernels) {
+      if (k.gpu != g) continue;
+      ++launches;
+      acc += k.accesses;
+      faults += k.gpu_faults;
+      batches += k.fault_batches;
+      busy += k.end - k.start;
+    }
+    const GpuStats s = g < per_gpu.size() ? per_gpu[g] : GpuStats{};
+    out.push_back({{"gpu", g},
+                   {"kernels", launches},
+                   {"kernel_time_ns", busy / kPsPerNs},
+                   {"accesses", acc},
+                   {"gpu_faults", faults},
+                   {"fault_batches", batches},
+                   {"evictions", s.evictions},
+                   {"host_link",
+                    {{"htod_bytes", s.htod_bytes},
+                     {"dtoh_bytes", s.dtoh_bytes},
+                     {"peer_staged_bytes", s.peer_staged_bytes},
+                     {"remote_bytes", s.remote_bytes}}}});
+  }
+  return out;
+}
+
 nlohmann::json Stats::observability_json() const {
   using nlohmann::json;
   const auto by_purpose = [](const std::array<std::uint64_t, 2>& a) {
@@ -266,6 +297,7 @@ nlohmann::json Stats::to_json() const {
   j["driver"] = driver_json();
   batches_json(j);
   j["kernels"] = kernels_json();
+  if (gpus > 1) j["gpus"] = gpus_json();
   j["observability"] = observability_json();
   j["placement"] = placement_json();
   j["system_memory"] = {{"gpu_first_touch_pages", system.gpu_first_touch_pages},

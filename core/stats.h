@@ -75,6 +75,17 @@ struct KernelStats {
   std::uint8_t gpu = 0;  ///< the GPU it ran on (SetDevice); in the JSON when system.gpus > 1
 };
 
+/// What one GPU of a multi-GPU run did (system.gpus > 1; Stats::gpus_json). Its kernels'
+/// accesses, faults and batches are summed from `kernels`; these are what kernels do not hold.
+struct GpuStats {
+  std::uint64_t evictions = 0;  ///< chunks its memory evicted
+  /// Bytes its copy engines moved over its host link, each way: staged copies to another GPU
+  /// are in dtoh_bytes (and in the run's dtoh_bytes_by_cause.peer_staged).
+  std::uint64_t htod_bytes = 0, dtoh_bytes = 0;
+  std::uint64_t peer_staged_bytes = 0;  ///< of dtoh_bytes: its copies staged for another GPU
+  std::uint64_t remote_bytes = 0;       ///< its zero-copy accesses' bytes over its host link
+};
+
 /// Cost and outcome of sampled observability (ObservUVM §IV-A), indexed by ObservePurpose
 /// (0 = eviction observability, 1 = prefetch feedback).
 struct ObservabilityStats {
@@ -209,6 +220,7 @@ struct Stats {
   nlohmann::json policy_report = nlohmann::json::object();  ///< PolicyBase::report() per family
   std::vector<KernelStats> kernels;                         ///< in launch order
   unsigned gpus = 1;  ///< system.gpus: above 1, each kernel names its GPU
+  std::vector<GpuStats> per_gpu = std::vector<GpuStats>(1);  ///< one per GPU (sized by the run)
   Tick sim_time = 0;
   bool truncated = false;  ///< stopped by engine.max_sim_time_s
   double wall_seconds = 0;
@@ -234,6 +246,8 @@ struct Stats {
   void batches_json(
       nlohmann::json& j) const;  ///< batch_size_histogram, max_batch_size, batch_stats
   nlohmann::json kernels_json() const;
+  /// Per GPU (system.gpus > 1 only): its kernels' totals and its GpuStats.
+  nlohmann::json gpus_json() const;
   nlohmann::json observability_json() const;
   nlohmann::json placement_json() const;
   nlohmann::json prefetch_use_json() const;

@@ -20,7 +20,8 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
       ord_(ordinal),
       self_bit_(processor_bit(gpu_processor(ordinal))),
       link_(ctx.link(ordinal)),
-      position_(ctx.position(ordinal)) {
+      position_(ctx.position(ordinal)),
+      remote_bytes_(ctx.stats.per_gpu[ordinal].remote_bytes) {
   ps_per_cycle_ = 1e6 / cfg_.gpu.clock_mhz;
   l1_lat_ = cycles(cfg_.tlb.l1_latency_cycles);
   l2_lat_ = cycles(cfg_.tlb.l2_latency_cycles);
@@ -194,6 +195,7 @@ Tick Gpu::remote_access(Tick t, const trace::AccessRecord& r) {
   const std::uint64_t bytes = (std::uint64_t{r.bytes} + sector - 1) / sector * sector * r.repeat;
   ctx_.stats.remote_accesses += r.repeat;
   ctx_.stats.remote_bytes += bytes;
+  remote_bytes_ += bytes;
   (r.kind >= AccessKind::Write ? ctx_.stats.remote_write_bytes : ctx_.stats.remote_read_bytes) +=
       bytes;
   // Reads bring data host to device, writes (and atomics) send it device to host: each shares

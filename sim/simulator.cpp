@@ -211,6 +211,7 @@ const Stats& Simulator::run() {
 
   stats_ = Stats{};
   stats_.gpus = cfg_.system.gpus;
+  stats_.per_gpu.assign(cfg_.system.gpus, GpuStats{});
   EventQueue queue;
   EventLog log;
   if (!opts_.events_out.empty()) log = EventLog(opts_.events_out);

@@ -46,10 +46,11 @@ void launch(Program& p, std::uint32_t kernel, std::uint32_t alloc, std::uint64_t
 }
 
 /// The statistics of a run without what names the machine or the trace file (configuration,
-/// memory and trace sections, each kernel's GPU) or varies between runs (wall time, throughput).
+/// memory, trace and per-GPU sections, each kernel's GPU) or varies between runs (wall time,
+/// throughput).
 nlohmann::json model_outcome(nlohmann::json j) {
-  for (const char* k :
-       {"config", "memory", "trace", "wall_seconds", "accesses_per_second", "records_per_second"})
+  for (const char* k : {"config", "memory", "trace", "gpus", "wall_seconds", "accesses_per_second",
+                        "records_per_second"})
     j.erase(k);
   for (auto& k : j["kernels"]) k.erase("gpu");
   return j;
@@ -67,6 +68,13 @@ TEST(MultiGpu, AOneDeviceTraceRunsTheSameOnFourGpus) {
     EXPECT_EQ(four["memory"]["gpus"], 4);
     EXPECT_EQ(four["kernels"][0]["gpu"], 0);
     EXPECT_FALSE(one["kernels"][0].contains("gpu"));
+    EXPECT_FALSE(one.contains("gpus"));
+    EXPECT_EQ(four["gpus"].size(), 4u);
+    EXPECT_EQ(four["gpus"][0]["accesses"], one["accesses"]);
+    EXPECT_EQ(four["gpus"][0]["host_link"]["htod_bytes"], one["htod_bytes"]);
+    EXPECT_EQ(four["gpus"][0]["host_link"]["dtoh_bytes"], one["dtoh_bytes"]);
+    EXPECT_EQ(four["gpus"][0]["evictions"], one["evictions"]);
+    EXPECT_EQ(four["gpus"][3]["kernels"], 0);
   }
 }
 
@@ -137,6 +145,22 @@ TEST(MultiGpu, AGpuReadsWhatAnotherHoldsThroughHostMemory) {
   EXPECT_EQ(num(j["dtoh_bytes"]), 2 * 4 * M);  // nothing else goes to the host
   EXPECT_EQ(num(j["htod_bytes"]), 2 * 4 * M);  // every staged page goes on to the other GPU
   EXPECT_EQ(num(j["evictions"]), 0u);
+  // Per GPU: GPU 0 ran kernels 0 and 2, GPU 1 kernel 1; each staged 4 MB out over its own host
+  // link and took 4 MB in over it.
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  for (unsigned g = 0; g < 2; ++g) {
+    const auto& s = j["gpus"][g];
+    EXPECT_EQ(s["gpu"], g);
+    EXPECT_EQ(num(s["kernels"]), g == 0 ? 2u : 1u);
+    EXPECT_EQ(num(s["accesses"]), (g == 0 ? 2 : 1) * kPages4M);
+    EXPECT_EQ(num(s["host_link"]["htod_bytes"]), 4 * M);
+    EXPECT_EQ(num(s["host_link"]["dtoh_bytes"]), 4 * M);
+    EXPECT_EQ(num(s["host_link"]["peer_staged_bytes"]), 4 * M);
+    EXPECT_EQ(num(s["host_link"]["remote_bytes"]), 0u);
+    EXPECT_EQ(num(s["evictions"]), 0u);
+  }
+  EXPECT_EQ(num(j["gpus"][0]["gpu_faults"]) + num(j["gpus"][1]["gpu_faults"]),
+            num(j["gpu_faults"]));
   // On one GPU the trace is refused: its second launch runs on GPU 1.
   EXPECT_NE(error_of([&] { run_sim(path, {}); }).find("launch 1 runs on GPU 1"), std::string::npos);
 }

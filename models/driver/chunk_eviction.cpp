@@ -33,6 +33,7 @@ void ChunkEviction::evict(VaBlock& v, ServiceTimes& st) {
     bytes += rb;
   });
   ++s.evictions;
+  ++s.per_gpu[dc_.gpu].evictions;
   s.evicted_pages += pages.count();
   if (dc_.log().enabled())
     dc_.log().row(start, "eviction", dc_.log_batch, v.start + (Addr{v.first_page} << kPageShift),

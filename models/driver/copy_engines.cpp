@@ -45,6 +45,8 @@ void CopyEngines::copy_runs(VaBlock& b, const PageMask& pages, bool htod, const 
     st.copy_done = std::max(st.copy_done, done);
     if (htod) b.copies_in_done = std::max(b.copies_in_done, done);
     bytes_out += bytes;
+    GpuStats& g = dc_.stats().per_gpu[dc_.gpu];
+    (htod ? g.htod_bytes : g.dtoh_bytes) += bytes;
     if (dc_.log().enabled())
       dc_.log().row(begin, "migration", dc_.log_batch, b.page_va(s), bytes, htod ? "htod" : "dtoh",
                     cause, e - s, done - begin);

@@ -57,9 +57,10 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
   ready = std::max(ready, st.cpu);
   copy_in(b, from_cpu, demand, demand_cause, ready, st);
 
+  PageMask dup;  // read duplicates (COPY mode); the rest of from_cpu moves (MOVE mode)
   if (b.read_mostly) {
     // Read duplication: the CPU keeps its copy of pages that were only read.
-    PageMask dup = from_cpu;
+    dup = from_cpu;
     if (writes) dup.and_not(*writes);
     gs.read_only |= dup;
     b.cpu_resident.and_not(minus(from_cpu, dup));
@@ -81,17 +82,19 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
   set_gpu_resident(b, want, st.cpu);
   account_prefetch_use(b, want & demand, minus(want, demand), demand_cause);
   if (track_thrashing) {
-    // Only copied pages are events; the copy's cause decides (thrashing_event_cb): faults,
-    // the prefetcher and access counters count, user and policy migrations and read
-    // duplication reset the pages' tracking.
+    // Only copied pages are events; the copy's cause and transfer mode decide
+    // (thrashing_event_cb): faults, the prefetcher and access counters count when they move
+    // pages; user and policy migrations and read duplicates (COPY mode) reset the pages'
+    // tracking. A write to a read-mostly block moves its page: an event like any other.
     using C = ThrashingDetector::Cause;
-    const bool dup = b.read_mostly;
     C dc = C::Other;
-    if (!dup && demand_cause == HtodCause::Demand) dc = C::Fault;
-    if (!dup && demand_cause == HtodCause::AccessCounter) dc = C::AccessCounter;
-    note_migration(b, from_cpu & demand, dc_.processor(), st.cpu, dc);
-    note_migration(b, minus(from_cpu, demand), dc_.processor(), st.cpu,
-                   dup || dc == C::Other ? C::Other : C::Prefetch);
+    if (demand_cause == HtodCause::Demand) dc = C::Fault;
+    if (demand_cause == HtodCause::AccessCounter) dc = C::AccessCounter;
+    const PageMask moved = minus(from_cpu, dup);
+    note_migration(b, moved & demand, dc_.processor(), st.cpu, dc);
+    note_migration(b, minus(moved, demand), dc_.processor(), st.cpu,
+                   dc == C::Other ? C::Other : C::Prefetch);
+    note_migration(b, dup, dc_.processor(), st.cpu, C::Other);
   }
   st.copy_done = std::max(st.copy_done, ready);
   made_resident(b, st.cpu);
@@ -345,6 +348,7 @@ void Residency::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause c
     std::uint64_t rb = 0;
     copies_.copy_runs(b, run, false, to_string(cause), st.cpu, st, rb);
     dc_.stats().add_dtoh(cause, rb);
+    if (cause == DtohCause::PeerStaged) dc_.stats().per_gpu[dc_.gpu].peer_staged_bytes += rb;
   });
   b.cpu_resident |= pages;
   b.cpu_backed |= pages;
