@@ -306,10 +306,25 @@ std::vector<std::string> SimConfig::preset_names() {
   return names;
 }
 
+/// Applies preset file `path` to `c`: first the preset it names in "extends" (a node preset is
+/// a GPU preset plus its system knobs), then its own knobs.
+static void apply_preset(SimConfig& c, const std::filesystem::path& path, int depth) {
+  json j = read_json_file(path);
+  if (j.is_object() && j.contains("extends")) {
+    const json& base = j["extends"];
+    if (!base.is_string() || base.get<std::string>().empty())
+      field_error(path.string(), "extends", "expected the name of the preset this one extends");
+    if (depth >= 8) field_error(path.string(), "extends", "more than 8 presets deep (a cycle?)");
+    apply_preset(c, SimConfig::find_preset(base.get<std::string>()), depth + 1);
+    j.erase("extends");
+  }
+  c.apply_json(j, path.string());
+}
+
 SimConfig SimConfig::from_preset(const std::string& name_or_path) {
   const auto path = find_preset(name_or_path);
   SimConfig c;
-  c.apply_json(read_json_file(path), path.string());
+  apply_preset(c, path, 0);
   // A curve has no meaningful default: without one every copy would take no time.
   for (const auto& k : knobs())
     if (k.knob.type() == Knob::Type::Curve && k.get(c, k.knob).empty())

@@ -48,8 +48,8 @@ TEST(CliGpus, OnePresetShowsSources) {
 TEST(CliGpus, JsonAndErrors) {
   const auto r = cli_ok({"gpus", "--json"});
   const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.size(), 10u);
-  const auto& g = j[3];
+  ASSERT_EQ(j.size(), 11u);
+  const auto& g = j[4];
   EXPECT_EQ(g["name"], "gtx1080ti");
   EXPECT_EQ(g["num_sms"], 28);
   EXPECT_EQ(g["hbm_bytes"], std::uint64_t{11} << 30);

@@ -6,6 +6,8 @@
 // every GPU's copy. Expected values are worked out from the model's rules before the run.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "placement_test_util.h"
 
 namespace uvmsim::test {
@@ -309,6 +311,42 @@ TEST(MultiGpu, PingPongBetweenGpusIsDetectedAndPinnedInHostMemory) {
   EXPECT_GT(num(j["remote_accesses"]), 0u);
   EXPECT_GT(num(j["driver"]["throttle_hints"]), 0u);  // throttling first, then pins
   EXPECT_EQ(model_outcome(run_sim(path, sets)), model_outcome(j));
+}
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(MultiGpu, ANodePresetExtendsAGpuPreset) {
+  // a100-40gb-x4-nopeer is the a100-40gb preset plus system.gpus = 4: every knob of the GPU
+  // preset, its provenance, and the node's own.
+  const SimConfig gpu = SimConfig::from_preset("a100-40gb");
+  const SimConfig node = SimConfig::from_preset("a100-40gb-x4-nopeer");
+  EXPECT_EQ(node.system.gpus, 4u);
+  nlohmann::json a = node.to_json(), b = gpu.to_json();
+  a.erase("system");
+  b.erase("system");
+  a["provenance"].erase("system.gpus");
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(node.provenance["system.gpus"]["kind"], "published");
+  const auto listed = nlohmann::json::parse(cli_ok({"gpus", "--json"}).out);
+  bool found = false;
+  for (const auto& g : listed)
+    if (g["name"] == "a100-40gb-x4-nopeer") {
+      found = true;
+      EXPECT_EQ(g["gpus"], 4);
+      EXPECT_EQ(g["num_sms"], 108);
+    }
+  EXPECT_TRUE(found);
+  // A bad "extends" is a one-line error naming the file and the field.
+  TempDir d;
+  const auto self = d.file("self.json"), num = d.file("num.json"), none = d.file("none.json");
+  write_text(self, "{\"extends\": \"" + self + "\"}");
+  write_text(num, "{\"extends\": 3}");
+  write_text(none, "{\"extends\": \"no-such-gpu\"}");
+  EXPECT_EQ(error_of([&] { SimConfig::from_preset(self); }),
+            self + ": extends: more than 8 presets deep (a cycle?)");
+  EXPECT_EQ(error_of([&] { SimConfig::from_preset(num); }),
+            num + ": extends: expected the name of the preset this one extends");
+  EXPECT_NE(error_of([&] { SimConfig::from_preset(none); }).find("no-such-gpu"), std::string::npos);
 }
 
 }  // namespace

@@ -67,6 +67,7 @@ json describe(const std::string& name) {
   j["name"] = name;
   j["file"] = path.string();
   j["description"] = doc.is_object() ? doc.value("description", "") : "";
+  j["gpus"] = c.system.gpus;
   j["num_sms"] = c.gpu.num_sms;
   j["clock_mhz"] = c.gpu.clock_mhz;
   j["hbm_bytes"] = c.hbm.capacity;
