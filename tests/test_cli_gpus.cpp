@@ -14,15 +14,18 @@ using test::cli_ok;
 TEST(CliGpus, TableListsEveryPresetWithKeyNumbers) {
   const auto r = cli_ok({"gpus"});
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
-            "preset       SMs     clock      HBM  HBM GB/s   link      link GB/s   provenance "
+            "preset               SMs     clock      HBM  HBM GB/s   link      link GB/s   "
+            "provenance "
             "(SMs+HBM / link / driver costs)");
-  EXPECT_NE(r.out.find("\ngtx1080ti     28  1582 MHz   11 GiB       484   pcie3x16       12.1   "
-                       "published / measured / fitted\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("\ngtx1080ti             28  1582 MHz   11 GiB       484   pcie3x16       12.1   "
+                 "published / measured / fitted\n"),
+      std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("\ntitanv        80  1455 MHz   12 GiB     652.8   pcie3x16       12.1   "
-                       "published / extrapolated / extrapolated\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("\ntitanv                80  1455 MHz   12 GiB     652.8   pcie3x16       12.1   "
+                 "published / extrapolated / extrapolated\n"),
+      std::string::npos)
       << r.out;
   for (const char* p : {"a100-40gb", "a100-80gb", "gh200", "h100-pcie", "h100-sxm", "rtx3080ti",
                         "rtx3090", "v100"}) {

@@ -1,5 +1,6 @@
 // `uvmsim gpus [NAME] [--json]`: the GPU presets (configs/gpus/*.json) with their key numbers and
 // where those numbers come from (the preset's "provenance" section, docs/calibration.md).
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <fstream>
@@ -141,14 +142,17 @@ int cmd_gpus(const Args& args, std::ostream& out, std::ostream& /*err*/) {
     return 0;
   }
 
-  out << pad("preset", 11) << pad("SMs", 4, true) << pad("clock", 9, true) << pad("HBM", 8, true)
-      << pad("HBM GB/s", 9, true) << "  " << pad("link", 9) << pad("link GB/s", 9, true)
-      << "  provenance (SMs+HBM / link / driver costs)\n";
+  // The name column fits the longest name (node presets have long ones).
+  std::size_t name_w = 11;
+  for (const auto& g : all) name_w = std::max(name_w, g["name"].get<std::string>().size());
+  out << pad("preset", name_w) << pad("SMs", 4, true) << pad("clock", 9, true)
+      << pad("HBM", 8, true) << pad("HBM GB/s", 9, true) << "  " << pad("link", 9)
+      << pad("link GB/s", 9, true) << "  provenance (SMs+HBM / link / driver costs)\n";
   for (const auto& g : all) {
     const auto kind = [&](const char* knob) {
       return g["provenance"][knob]["kind"].get<std::string>();
     };
-    out << pad(g["name"].get<std::string>(), 11)
+    out << pad(g["name"].get<std::string>(), name_w)
         << pad(std::to_string(g["num_sms"].get<std::uint32_t>()), 4, true)
         << pad(number(g["clock_mhz"].get<double>()) + " MHz", 9, true)
         << pad(format_bytes(g["hbm_bytes"].get<std::uint64_t>()), 8, true)
