@@ -140,9 +140,21 @@ TEST(MultiGpu, AGpuReadsWhatAnotherHoldsThroughHostMemory) {
     p.w->host_event(synchronize());
   }
   p.finish();
-  const auto j = run_sim(path, {"system.gpus=2"});
+  const auto events = d.file("events.csv");
+  const auto j = run_sim(path, {"system.gpus=2"}, std::nullopt, std::nullopt, events);
   EXPECT_EQ(num(j["accesses"]), 3 * kPages4M);
   EXPECT_EQ(num(j["driver"]["zero_filled_pages"]), kPages4M);
+  // The event log's staged copies belong to the fault batch of the GPU that asked for them.
+  std::uint64_t staged_rows = 0, staged_bytes = 0;
+  for (const auto& r : read_events(events)) {
+    if (r.cause != "peer_staged") continue;
+    ++staged_rows;
+    staged_bytes += r.bytes;
+    EXPECT_EQ(r.direction, "dtoh");
+    EXPECT_GT(r.batch, 0) << r.time_ns;
+  }
+  EXPECT_GT(staged_rows, 0u);
+  EXPECT_EQ(staged_bytes, 2 * 4 * M);
   EXPECT_EQ(num(j["dtoh_bytes_by_cause"]["peer_staged"]), 2 * 4 * M);
   EXPECT_EQ(num(j["dtoh_bytes"]), 2 * 4 * M);  // nothing else goes to the host
   EXPECT_EQ(num(j["htod_bytes"]), 2 * 4 * M);  // every staged page goes on to the other GPU

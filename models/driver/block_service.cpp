@@ -170,16 +170,10 @@ std::uint64_t BlockService::service_system(VaBlock& b, std::span<const BatchFaul
 }
 
 void BlockService::map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& st) {
-  if (b.has_peer_states()) {
-    // Without peer access a GPU maps only host memory: another GPU's copy moves there first,
-    // on that GPU's copy engine, and the mapping waits for it.
-    ServiceTimes sh{st.cpu, st.cpu};
-    for (unsigned h = 0; h < dc_.gpus_of(b); ++h)
-      if (h != dc_.gpu && b.gpu(h).resident.intersects(remote))
-        dc_.shared.residency[h]->migrate_to_cpu(b, remote, DtohCause::PeerStaged, sh);
-    st.cpu = sh.cpu;
-    st.copy_done = std::max(st.copy_done, sh.copy_done);
-  }
+  // Without peer access a GPU maps only host memory: another GPU's copy moves there first, on
+  // that GPU's copy engine (every copy: the mapping may be written through), and the mapping
+  // waits for it.
+  if (b.has_peer_states()) residency_.stage_from_peers(b, remote, &remote, st);
   // Pages resident nowhere are populated in host memory first (zero-filled, no copy).
   const PageMask fresh = minus(minus(remote, b.cpu_resident), dc_.gpu_state(b).resident);
   b.cpu_resident |= fresh;

@@ -311,9 +311,13 @@ Tick Residency::stage_from_peers(VaBlock& b, const PageMask& want, const PageMas
       if (writes) keep.and_not(*writes);
     }
     const PageMask on_host = held & b.cpu_resident;  // duplicates: the host has the data
+    // The holder's copies are this GPU's fault batch's work: event-log rows name its batch.
+    const std::int64_t own_batch = peer.dc_.log_batch;
+    peer.dc_.log_batch = dc_.log_batch;
     peer.invalidate(b, minus(on_host, keep), sh.cpu);
     peer.migrate_to_cpu(b, minus(held, on_host) & keep, DtohCause::PeerStaged, sh, true);
     peer.migrate_to_cpu(b, minus(minus(held, on_host), keep), DtohCause::PeerStaged, sh);
+    peer.dc_.log_batch = own_batch;
   }
   st.cpu = sh.cpu;
   st.copy_done = std::max(st.copy_done, sh.copy_done);

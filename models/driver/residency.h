@@ -48,6 +48,12 @@ class Residency {
   /// Drops this GPU's copy of `pages` of `b` without a copy-back: read duplicates another
   /// processor's write or migration invalidates (break_read_duplication_in_region).
   void invalidate(VaBlock& b, const PageMask& pages, Tick now);
+  /// Before this GPU takes `want` of `b` (or maps it in host memory): copies other GPUs hold
+  /// move to the host on their copy engines first, the first leg of a GPU-to-GPU copy staged
+  /// through host memory (no peer access: block_copy_resident_pages, pages_staged). Read
+  /// duplicates the request keeps (read-mostly, not in `writes`) stay; the others are
+  /// invalidated. Returns when the staged copies are done.
+  Tick stage_from_peers(VaBlock& b, const PageMask& want, const PageMask* writes, ServiceTimes& st);
   /// Drops the other GPUs' copies of `pages` of `b` (invalidate on each; nothing at one GPU).
   void invalidate_peers(VaBlock& b, const PageMask& pages, Tick now);
   /// A migration to the GPU finished on `b`: the policies hear on_made_resident if it has
@@ -65,12 +71,6 @@ class Residency {
   /// Prefetch accuracy bookkeeping of pages that just became resident (docs/stats.md).
   void account_prefetch_use(VaBlock& b, const PageMask& asked, const PageMask& prefetched,
                             HtodCause cause);
-  /// Before this GPU takes `want` of `b`: copies other GPUs hold move to the host on their
-  /// copy engines first, the first leg of a GPU-to-GPU copy staged through host memory (no peer
-  /// access: block_copy_resident_pages, pages_staged). Read duplicates the request keeps
-  /// (read-mostly, not written) stay; the others are invalidated. Returns when the staged
-  /// copies are done.
-  Tick stage_from_peers(VaBlock& b, const PageMask& want, const PageMask* writes, ServiceTimes& st);
   /// Copies the host-resident pages `from_cpu` of `b` in address order, one run per cause.
   void copy_in(VaBlock& b, const PageMask& from_cpu, const PageMask& demand, HtodCause demand_cause,
                Tick ready, ServiceTimes& st);
