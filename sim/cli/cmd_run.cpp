@@ -97,7 +97,12 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
       << ", user prefetch " << format_bytes(s.dtoh_by_cause[2]) << ", observation "
       << format_bytes(s.dtoh_by_cause[static_cast<std::size_t>(DtohCause::Observation)])
       << ", placement "
-      << format_bytes(s.dtoh_by_cause[static_cast<std::size_t>(DtohCause::Placement)]) << ")\n";
+      << format_bytes(s.dtoh_by_cause[static_cast<std::size_t>(DtohCause::Placement)])
+      << (s.gpus > 1
+              ? ", peer staged " +
+                    format_bytes(s.dtoh_by_cause[static_cast<std::size_t>(DtohCause::PeerStaged)])
+              : std::string())
+      << ")\n";
   // Zero-copy traffic is not a copy-engine transfer, but it crosses the same link: without it
   // remote-mapping schemes look free (issue 15).
   out << "  remote (link) : " << format_bytes(s.remote_bytes) << " in " << s.remote_accesses
@@ -106,6 +111,21 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
   print_prefetch_use(out, s.prefetch_use);
   out << "  evictions     : " << s.evictions << "   remote accesses: " << s.remote_accesses
       << "   CPU faults: " << s.cpu_faults << "\n";
+  if (s.gpus > 1) {
+    // One line per GPU (the JSON's "gpus"): its kernels' work and its host link's traffic.
+    const auto per = j["gpus"];
+    for (const auto& g : per) {
+      const auto& l = g["host_link"];
+      out << "  GPU " << std::setw(2) << std::left << g["gpu"].get<unsigned>() << std::right
+          << "        : " << g["kernels"].get<std::uint64_t>() << " kernels, "
+          << g["accesses"].get<std::uint64_t>() << " accesses, "
+          << g["gpu_faults"].get<std::uint64_t>() << " faults, "
+          << g["evictions"].get<std::uint64_t>() << " evictions; HtoD "
+          << format_bytes(l["htod_bytes"].get<std::uint64_t>()) << ", DtoH "
+          << format_bytes(l["dtoh_bytes"].get<std::uint64_t>()) << " (staged "
+          << format_bytes(l["peer_staged_bytes"].get<std::uint64_t>()) << ")\n";
+    }
+  }
   if (s.observe.active) {
     const auto& o = s.observe;
     out << "  observability : " << o.regions[0] + o.regions[1] << " regions observed ("
