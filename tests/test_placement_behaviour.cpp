@@ -218,6 +218,10 @@ std::vector<Case> tiny_workloads() {
       {"squeezenet", {"squeezenet", "2M", {"channel_div=16", "batches=1"}}},
       {"ra", {"ra", "1M", {}}},  // smaller, the default 65536 threads leave no table
       {"gemm", {"gemm", "49152", {}}},
+      // The multi-GPU patterns as one-GPU programs (the schemes run on one GPU here).
+      {"mgpu-halo", {"mgpu-halo", "512K", {"gpus=1"}}},
+      {"mgpu-pipeline", {"mgpu-pipeline", "512K", {"gpus=1"}}},
+      {"mgpu-alltoall", {"mgpu-alltoall", "512K", {"gpus=1"}}},
       {"hellinger", {"hellinger", "49152", {}}}};
   std::vector<Case> out;
   for (const gen::Generator* g : gen::generators()) {

@@ -679,6 +679,52 @@ std::vector<Case> cases() {
   }
   sn.insert(sn.end(), {"conv10", "pool10"});
   c.push_back(dnn_case("squeezenet", 2 << 20, sn, 1));
+  // The multi-GPU patterns with gpus=1 (a one-device trace this one-GPU check simulates; their
+  // devices, concurrency and staging are tests/test_generators_multi_gpu.cpp's).
+  c.push_back({"mgpu-halo", 128 << 10, {{"gpus", "1"}, {"iters", "2"}}, [](const TraceStats& s) {
+                 // nx = 1024 (one page per row), ny = 128K / 8 / 1024 = 16; rows 1..14 updated
+                 const std::uint64_t nx = 1024, ny = 16, points = (ny - 2) * (nx - 2);
+                 expect_allocs(s, {{"a", nx * ny * 4}, {"a_new", nx * ny * 4}});
+                 expect_kernel(s, "jacobi_kernel", {32, 4, 1}, {32, 4, 1});
+                 EXPECT_EQ(launches(s), loop({"jacobi_kernel"}, 2));
+                 for (const auto& l : s.launches) {
+                   // four neighbours and the centre; the point and the two periodic rows
+                   EXPECT_EQ(l.read_bytes, 5 * points * 4);
+                   EXPECT_EQ(l.write_bytes, (points + 2 * (nx - 2)) * 4);
+                   // a warp is 32 columns of one row: one record per instruction
+                   EXPECT_EQ(l.records, (ny - 2) * (nx / 32) * 6 + 2 * (nx / 32));
+                 }
+               }});
+  c.push_back({"mgpu-pipeline",
+               49152,
+               {{"gpus", "1"}, {"microbatches", "2"}, {"batch", "32"}},
+               [](const TraceStats& s) {
+                 // hidden = 64: 64^2 x 4 weights + 2 buffers of 2 x 32 x 64 x 4 = 49152
+                 const std::uint64_t h = 64, b = 32;
+                 expect_allocs(
+                     s,
+                     {{"weights0", h * h * 4}, {"act0", 2 * b * h * 4}, {"act1", 2 * b * h * 4}});
+                 expect_kernel(s, "layer_forward", {2, 1, 1}, {32, 32, 1}, 2 * 32 * 32 * 4);
+                 EXPECT_EQ(launches(s), loop({"layer_forward"}, 2));
+                 for (const auto& l : s.launches) {
+                   EXPECT_EQ(l.read_bytes, 2 * b * h * (h / 32) * 4);  // x and w per tile step
+                   EXPECT_EQ(l.write_bytes, b * h * 4);
+                   EXPECT_EQ(l.records, b * h / 32 * (2 * h / 32 + 1));
+                 }
+               }});
+  c.push_back({"mgpu-alltoall", 64 << 10, {{"gpus", "1"}}, [](const TraceStats& s) {
+                 const std::uint64_t chunk = 32 << 10;  // footprint / 2
+                 expect_allocs(s, {{"send0", chunk}, {"recv0", chunk}});
+                 expect_kernel(s, "pack", {32, 1, 1}, {256, 1, 1});
+                 expect_kernel(s, "alltoall", {32, 1, 1}, {256, 1, 1});
+                 EXPECT_EQ(launches(s),
+                           (Launches{{"pack", 0}, {"alltoall", 0}, {"pack", 1}, {"alltoall", 1}}));
+                 for (std::size_t l = 0; l < 4; ++l) {
+                   EXPECT_EQ(s.launches[l].read_bytes, l % 2 ? chunk : 0) << l;
+                   EXPECT_EQ(s.launches[l].write_bytes, chunk) << l;
+                   EXPECT_EQ(s.launches[l].records, chunk / 128 * (l % 2 ? 2 : 1)) << l;
+                 }
+               }});
   return c;
 }
 

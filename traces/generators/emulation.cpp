@@ -112,6 +112,25 @@ void Workload::launch(std::uint32_t kernel, std::int32_t iteration) {
   ++launches_;
 }
 
+void Workload::launch_async(std::uint32_t kernel, std::int32_t iteration) {
+  launch(kernel, iteration);
+  script_.back().sync = false;
+}
+
+void Workload::synchronize() {
+  Step s;
+  s.event.type = trace::HostEventType::Synchronize;
+  script_.push_back(s);
+}
+
+void Workload::set_device(unsigned gpu) {
+  if (gpu >= kMaxGpus) throw std::logic_error("set_device past the last GPU ordinal");
+  Step s;
+  s.event.type = trace::HostEventType::SetDevice;
+  s.event.device = gpu_processor(gpu);
+  script_.push_back(s);
+}
+
 trace::Hints Workload::build_hints() const {
   trace::Hints h;
   h.source = trace::HintSource::Static;
@@ -189,7 +208,7 @@ void Workload::write() {
       k.body(b, s.iteration);
       w.end_block();
     }
-    w.host_event(sync);
+    if (s.sync) w.host_event(sync);
   }
   w.finish();
 }

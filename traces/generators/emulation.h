@@ -236,6 +236,14 @@ class Workload {
   void free(std::uint32_t alloc);
   /// A kernel launch followed by cudaDeviceSynchronize.
   void launch(std::uint32_t kernel, std::int32_t iteration = -1);
+  /// A kernel launch the host does not wait for (no Synchronize after it): launches on
+  /// different GPUs then run concurrently until the next synchronize() (docs/multi-gpu.md).
+  void launch_async(std::uint32_t kernel, std::int32_t iteration = -1);
+  /// cudaDeviceSynchronize: the host waits for every GPU.
+  void synchronize();
+  /// cudaSetDevice(gpu): the following launches run on GPU `gpu` (a SetDevice host event, trace
+  /// format version 3).
+  void set_device(unsigned gpu);
   /// A host loop: for it in 0..iters-1, launch each of `kernels` in order with iteration it.
   void loop(std::uint64_t iters, std::initializer_list<std::uint32_t> kernels) {
     for (std::uint64_t it = 0; it < iters; ++it) {
@@ -256,6 +264,7 @@ class Workload {
   };
   struct Step {
     bool launch = false;
+    bool sync = true;  ///< launch: a Synchronize follows it
     std::uint32_t kernel = 0;
     std::int32_t iteration = -1;
     trace::HostEvent event;
