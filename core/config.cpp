@@ -315,7 +315,16 @@ static void apply_preset(SimConfig& c, const std::filesystem::path& path, int de
     if (!base.is_string() || base.get<std::string>().empty())
       field_error(path.string(), "extends", "expected the name of the preset this one extends");
     if (depth >= 8) field_error(path.string(), "extends", "more than 8 presets deep (a cycle?)");
-    apply_preset(c, SimConfig::find_preset(base.get<std::string>()), depth + 1);
+    try {
+      apply_preset(c, SimConfig::find_preset(base.get<std::string>()), depth + 1);
+    } catch (const UserError& e) {
+      // Whatever is wrong with the base (unknown, unreadable, bad knobs) is this file's error:
+      // name it, and its field, first.
+      std::string why = e.what();
+      if (depth > 0 || why.starts_with(path.string() + ": ")) throw;
+      if (const auto at = why.find("--gpu: "); at != std::string::npos) why.erase(at, 7);
+      field_error(path.string(), "extends", why);
+    }
     j.erase("extends");
   }
   c.apply_json(j, path.string());

@@ -359,7 +359,15 @@ TEST(MultiGpu, ANodePresetExtendsAGpuPreset) {
             self + ": extends: more than 8 presets deep (a cycle?)");
   EXPECT_EQ(error_of([&] { SimConfig::from_preset(num); }),
             num + ": extends: expected the name of the preset this one extends");
-  EXPECT_NE(error_of([&] { SimConfig::from_preset(none); }).find("no-such-gpu"), std::string::npos);
+  const std::string unknown = error_of([&] { SimConfig::from_preset(none); });
+  EXPECT_TRUE(unknown.starts_with(none + ": extends: unknown preset 'no-such-gpu' (known: "))
+      << unknown;
+  // A base that exists but is no preset is this file's error too (found by fuzzing).
+  const auto notjson = d.file("notjson.json"), bad = d.file("bad.json");
+  write_text(notjson, "{\"extends\": \"" + bad + "\"}");
+  write_text(bad, "not json");
+  const std::string broken = error_of([&] { SimConfig::from_preset(notjson); });
+  EXPECT_TRUE(broken.starts_with(notjson + ": extends: " + bad)) << broken;
 }
 
 TEST(MultiGpu, EveryPolicyRunsAFourGpuProgramToTheEnd) {
