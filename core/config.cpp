@@ -280,13 +280,16 @@ static std::vector<std::filesystem::path> preset_dirs() {
 
 std::filesystem::path SimConfig::find_preset(const std::string& name) {
   namespace fs = std::filesystem;
+  // exists() without an error code throws for names the OS refuses (too long, ...): such a
+  // name is simply not found.
+  std::error_code ec;
   if (name.find('/') != std::string::npos || name.ends_with(".json")) {
-    if (!fs::exists(name)) throw UserError(name + ": --gpu: file not found");
+    if (!fs::exists(name, ec)) throw UserError(name + ": --gpu: file not found");
     return name;
   }
   for (const auto& d : preset_dirs()) {
     const auto p = d / "gpus" / (name + ".json");
-    if (fs::exists(p)) return p;
+    if (fs::exists(p, ec)) return p;
   }
   std::string known;
   for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;

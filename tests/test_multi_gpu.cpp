@@ -368,6 +368,16 @@ TEST(MultiGpu, ANodePresetExtendsAGpuPreset) {
   write_text(bad, "not json");
   const std::string broken = error_of([&] { SimConfig::from_preset(notjson); });
   EXPECT_TRUE(broken.starts_with(notjson + ": extends: " + bad)) << broken;
+  // A name no file system takes (found by fuzzing), here and on the command line.
+  const std::string longname(5000, 'x');
+  const auto toolong = d.file("toolong.json");
+  write_text(toolong, "{\"extends\": \"" + longname + "\"}");
+  EXPECT_TRUE(error_of([&] {
+                SimConfig::from_preset(toolong);
+              }).starts_with(toolong + ": extends: unknown preset 'xxx"));
+  EXPECT_TRUE(error_of([&] {
+                SimConfig::from_preset(longname);
+              }).starts_with("--gpu: unknown preset 'xxx"));
 }
 
 TEST(MultiGpu, EveryPolicyRunsAFourGpuProgramToTheEnd) {
