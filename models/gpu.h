@@ -186,13 +186,12 @@ class Gpu final : public ThreadblockSource {
   FaultBuffer& buffer_;
   AccessCounters& counters_;
   Interrupt& irq_;
-  std::uint8_t ord_;  ///< this GPU's ordinal, carried by its events
-  ProcessorMask self_bit_;
-  HostLink& link_;             ///< this GPU's host link (remote accesses)
-  ProgramPosition& position_;  ///< this GPU's program position (threadblock counts)
-  Tick inline_horizon_ = kTickMax;
-  std::uint64_t& remote_bytes_;  ///< this GPU's share of Stats::remote_bytes (GpuStats)  ///< this
-                                 ///< GPU's bit in processor masks (VaBlock::accessed_by)
+  std::uint8_t ord_;                ///< this GPU's ordinal, carried by its events
+  ProcessorMask self_bit_;          ///< this GPU's bit in processor masks (VaBlock::accessed_by)
+  HostLink& link_;                  ///< this GPU's host link (remote accesses)
+  ProgramPosition& position_;       ///< this GPU's program position (threadblock counts)
+  Tick inline_horizon_ = kTickMax;  ///< set_inline_horizon
+  std::uint64_t& remote_bytes_;     ///< this GPU's share of Stats::remote_bytes (GpuStats)
   GpuListener* listener_ = nullptr;
   bool notify_accesses_ = false;  ///< the listener wants every access
   double ps_per_cycle_;

@@ -78,6 +78,37 @@ struct Program {
   void finish() { w->finish(); }
 };
 
+/// Host events for hand-written traces: cudaSetDevice(gpu), cudaDeviceSynchronize,
+/// cudaMemPrefetchAsync and cudaMemAdvise of [va, va+size).
+inline trace::HostEvent set_device(unsigned gpu) {
+  trace::HostEvent e;
+  e.type = trace::HostEventType::SetDevice;
+  e.device = gpu_processor(gpu);
+  return e;
+}
+inline trace::HostEvent synchronize() {
+  trace::HostEvent e;
+  e.type = trace::HostEventType::Synchronize;
+  return e;
+}
+inline trace::HostEvent prefetch(Addr va, std::uint64_t size, Processor to) {
+  trace::HostEvent e;
+  e.type = trace::HostEventType::MemPrefetch;
+  e.va = va;
+  e.size = size;
+  e.device = to;
+  return e;
+}
+inline trace::HostEvent advise(Addr va, std::uint64_t size, trace::Advice a, Processor p) {
+  trace::HostEvent e;
+  e.type = trace::HostEventType::MemAdvise;
+  e.va = va;
+  e.size = size;
+  e.advice = a;
+  e.device = p;
+  return e;
+}
+
 /// Simulates `trace` on GPU preset `preset` with the knob settings `sets` applied.
 inline nlohmann::json run_preset(const std::string& preset, const std::string& trace,
                                  const std::vector<std::string>& sets = {}) {

@@ -17,19 +17,6 @@ namespace {
 constexpr std::uint64_t M = 1 << 20;
 constexpr std::uint64_t kPages4M = 4 * M / 4096;
 
-trace::HostEvent set_device(unsigned gpu) {
-  trace::HostEvent e;
-  e.type = trace::HostEventType::SetDevice;
-  e.device = gpu_processor(gpu);
-  return e;
-}
-
-trace::HostEvent synchronize() {
-  trace::HostEvent e;
-  e.type = trace::HostEventType::Synchronize;
-  return e;
-}
-
 /// One launch of `kernel`: a single warp touches every page of [off, off+size) of `alloc` in
 /// order with `kind`, no synchronisation after it (the host goes on).
 void launch(Program& p, std::uint32_t kernel, std::uint32_t alloc, std::uint64_t off,
@@ -178,25 +165,6 @@ TEST(MultiGpu, AGpuReadsWhatAnotherHoldsThroughHostMemory) {
             num(j["gpu_faults"]));
   // On one GPU the trace is refused: its second launch runs on GPU 1.
   EXPECT_NE(error_of([&] { run_sim(path, {}); }).find("launch 1 runs on GPU 1"), std::string::npos);
-}
-
-trace::HostEvent advise(Addr va, std::uint64_t size, trace::Advice a, Processor p) {
-  trace::HostEvent e;
-  e.type = trace::HostEventType::MemAdvise;
-  e.va = va;
-  e.size = size;
-  e.advice = a;
-  e.device = p;
-  return e;
-}
-
-trace::HostEvent prefetch(Addr va, std::uint64_t size, Processor p) {
-  trace::HostEvent e;
-  e.type = trace::HostEventType::MemPrefetch;
-  e.va = va;
-  e.size = size;
-  e.device = p;
-  return e;
 }
 
 TEST(MultiGpu, ReadDuplicatesSpreadAcrossGpusAndAWriteInvalidatesThem) {

@@ -16,22 +16,6 @@ namespace {
 
 constexpr std::uint64_t M = 1 << 20;
 
-trace::HostEvent set_device(unsigned gpu) {
-  trace::HostEvent e;
-  e.type = trace::HostEventType::SetDevice;
-  e.device = gpu_processor(gpu);
-  return e;
-}
-
-trace::HostEvent prefetch_to(Addr va, Processor p) {
-  trace::HostEvent e;
-  e.type = trace::HostEventType::MemPrefetch;
-  e.va = va;
-  e.size = 2 * M;
-  e.device = p;
-  return e;
-}
-
 std::vector<trace::HostEvent> host_events(const std::string& path) {
   trace::TraceReader r(path);
   std::vector<trace::HostEvent> out;
@@ -84,7 +68,7 @@ TEST(SetDevice, WrittenAsVersionThreeOnlyWhenATraceNamesASecondGpu) {
   {
     Program p({{"X", 2 * M}});
     p.open(plain);
-    p.w->host_event(prefetch_to(p.base(0), Processor::Gpu));
+    p.w->host_event(prefetch(p.base(0), 2 * M, Processor::Gpu));
     p.walk(0, {{0, 0, 8192}});
     p.finish();
   }
@@ -96,8 +80,8 @@ TEST(SetDevice, WrittenAsVersionThreeOnlyWhenATraceNamesASecondGpu) {
     p.open(multi);
     p.w->host_event(set_device(2));
     p.walk(0, {{0, 0, 8192}});
-    p.w->host_event(prefetch_to(p.base(0), gpu_processor(15)));
-    p.w->host_event(prefetch_to(p.base(0), Processor::Cpu));
+    p.w->host_event(prefetch(p.base(0), 2 * M, gpu_processor(15)));
+    p.w->host_event(prefetch(p.base(0), 2 * M, Processor::Cpu));
     trace::HostEvent advise;
     advise.type = trace::HostEventType::MemAdvise;
     advise.va = p.base(0);
@@ -148,7 +132,7 @@ TEST(SetDevice, TheWriterRefusesTheCpuAndOrdinalsPastTheLast) {
             "TraceWriter: SetDevice to the CPU (kernels run on a GPU)");
   EXPECT_EQ(misuse([&] { p.w->host_event(set_device(kMaxGpus)); }),
             "TraceWriter: host event with an out-of-range enum value");
-  EXPECT_EQ(misuse([&] { p.w->host_event(prefetch_to(p.base(0), gpu_processor(16))); }),
+  EXPECT_EQ(misuse([&] { p.w->host_event(prefetch(p.base(0), 2 * M, gpu_processor(16))); }),
             "TraceWriter: host event with an out-of-range enum value");
   p.finish();
 }
@@ -175,7 +159,7 @@ TEST(SetDevice, OlderVersionsRejectTheEventAndSecondGpusByName) {
   {
     Program p({{"X", 2 * M}});
     p.open(pf);
-    p.w->host_event(prefetch_to(p.base(0), gpu_processor(1)));
+    p.w->host_event(prefetch(p.base(0), 2 * M, gpu_processor(1)));
     p.finish();
   }
   const auto pf2 = d.file("pf2.uvt");
@@ -204,7 +188,7 @@ TEST(SetDevice, TraceInfoAndDumpShowEachLaunchsGpu) {
     p.walk(0, {{0, 0, 4096}});
     p.w->host_event(set_device(3));
     p.walk(0, {{0, 0, 4096}});
-    p.w->host_event(prefetch_to(p.base(0), gpu_processor(2)));
+    p.w->host_event(prefetch(p.base(0), 2 * M, gpu_processor(2)));
     p.finish();
   }
   const auto info = nlohmann::json::parse(cli_ok({"trace", "info", t, "--json"}).out);
@@ -311,7 +295,7 @@ TEST(SetDevice, TheSimulatorRefusesAGpuPastTheMachinesInOneLine) {
             on1 +
                 ": host event KernelLaunch: launch 0 runs on GPU 1 (SetDevice), but the machine "
                 "has 1 GPU (system.gpus=1)");
-  const auto pf = make("pf.uvt", {prefetch_to(kPlaceBase, gpu_processor(1))});
+  const auto pf = make("pf.uvt", {prefetch(kPlaceBase, 2 * M, gpu_processor(1))});
   EXPECT_EQ(
       error_of([&] { run_sim(pf, {}); }),
       pf + ": host event MemPrefetch: names GPU 1, but the machine has 1 GPU (system.gpus=1)");
