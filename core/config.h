@@ -21,6 +21,10 @@ namespace uvmsim {
 enum class ReplayPolicy : std::uint8_t { Block = 0, Batch = 1, BatchFlush = 2, Once = 3 };
 /// Which held-back misses a uTLB raises again after a replay (models/gpu.cpp, Gpu::on_replay).
 enum class UtlbReplayOrder : std::uint8_t { Age = 0, RoundRobin = 1 };
+/// How the GPUs of a node reach each other's memory (system.peer): not at all (copies are
+/// staged through host memory), PCIe peer-to-peer through the host's root complex, or NVLink (a
+/// fast link with native atomics). uvm_va_space.c: enable_peers, has_fast_link.
+enum class PeerAccess : std::uint8_t { None = 0, Pcie = 1, Nvlink = 2 };
 
 /// A size-dependent transfer-time curve: (bytes, ns) points, linearly interpolated and
 /// extrapolated past the last point at the last segment's slope. Fitted to measured copy times.
@@ -51,7 +55,13 @@ inline constexpr double kMaxSimTimeS = 1e6;
 // clang-format off
 #define UVMSIM_SYSTEM_KNOBS(X)                                                                    \
   X(gpus, std::uint32_t, 1, integer, 1, kMaxGpus,                                                  \
-    "GPUs of the node, each a copy of the gpu/tlb/hbm/link preset with its own fault buffer, access counters, memory and driver bottom half; a trace's SetDevice picks the GPU of its launches (docs/multi-gpu.md)")
+    "GPUs of the node, each a copy of the gpu/tlb/hbm/link preset with its own fault buffer, access counters, memory and driver bottom half; a trace's SetDevice picks the GPU of its launches (docs/multi-gpu.md)") \
+  X(peer, PeerAccess, PeerAccess::None, choice, {"none", "pcie", "nvlink"},                        \
+    "peer access between every pair of GPUs: none (GPU-to-GPU copies are staged through host memory), pcie (peer-to-peer over each GPU's host link) or nvlink (a direct link per pair, with native atomics)") \
+  X(peer_bandwidth_gbps, double, 25, number, 1e-3, 1e6,                                           \
+    "peer link bandwidth per direction between two GPUs, GB/s (copies and remote accesses)")     \
+  X(peer_latency_ns, double, 1000, number, 0, 1e9,                                                 \
+    "latency of a remote access to a peer GPU's memory; a peer copy run's fixed cost")
 
 #define UVMSIM_GPU_KNOBS(X)                                                                       \
   X(name, std::string, "generic", text, "preset name")                                            \
@@ -162,7 +172,9 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(pin, std::uint32_t, 300, integer, 0, 1000000, "uvm_perf_thrashing_pin (x lapse, 0 = forever)") \
   X(max_resets, std::uint32_t, 4, integer, 0, 255, "uvm_perf_thrashing_max_resets")          \
   X(lapse_vote_threshold, std::uint32_t, 32, integer, 1, 127,                                     \
-    "uvm_perf_lapse_vote_threshold: votes to adapt the lapse (only at lapse_us = 500)")
+    "uvm_perf_lapse_vote_threshold: votes to adapt the lapse (only at lapse_us = 500)")        \
+  X(map_remote_on_native_atomics, bool, false, boolean,                                           \
+    "uvm_perf_map_remote_on_native_atomics_fault: an atomic fault on a page a GPU reaches over NVLink maps it there instead of migrating it")
 
 #define UVMSIM_ACCESS_COUNTER_KNOBS(X)                                                            \
   X(migration, bool, false, boolean,                                                              \

@@ -163,7 +163,24 @@ nlohmann::json Stats::gpus_json() const {
                      {"dtoh_bytes", s.dtoh_bytes},
                      {"peer_staged_bytes", s.peer_staged_bytes},
                      {"remote_bytes", s.remote_bytes}}}});
+    if (!peer_copy_bytes.empty())
+      out.back()["peer_link"] = {{"copy_out_bytes", s.peer_copy_out_bytes},
+                                 {"copy_in_bytes", s.peer_copy_in_bytes},
+                                 {"remote_bytes", s.peer_remote_bytes},
+                                 {"maps", s.peer_maps}};
   }
+  return out;
+}
+
+nlohmann::json Stats::peer_links_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (unsigned src = 0; src < gpus; ++src)
+    for (unsigned dst = 0; dst < gpus; ++dst)
+      if (src != dst)
+        out.push_back({{"src", src},
+                       {"dst", dst},
+                       {"copy_bytes", peer_copy_bytes[std::size_t{src} * gpus + dst]},
+                       {"remote_bytes", peer_remote_bytes[std::size_t{src} * gpus + dst]}});
   return out;
 }
 
@@ -298,6 +315,7 @@ nlohmann::json Stats::to_json() const {
   batches_json(j);
   j["kernels"] = kernels_json();
   if (gpus > 1) j["gpus"] = gpus_json();
+  if (!peer_copy_bytes.empty()) j["peer_links"] = peer_links_json();
   j["observability"] = observability_json();
   j["placement"] = placement_json();
   j["system_memory"] = {{"gpu_first_touch_pages", system.gpu_first_touch_pages},

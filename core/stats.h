@@ -84,6 +84,10 @@ struct GpuStats {
   std::uint64_t htod_bytes = 0, dtoh_bytes = 0;
   std::uint64_t peer_staged_bytes = 0;  ///< of dtoh_bytes: its copies staged for another GPU
   std::uint64_t remote_bytes = 0;       ///< its zero-copy accesses' bytes over its host link
+  // Peer access (system.peer): GPU-to-GPU copies out of and into its memory, its remote
+  // accesses to other GPUs' memory (bytes, sector-rounded), and the pages it mapped there.
+  std::uint64_t peer_copy_out_bytes = 0, peer_copy_in_bytes = 0;
+  std::uint64_t peer_remote_bytes = 0, peer_maps = 0;
 };
 
 /// Cost and outcome of sampled observability (ObservUVM §IV-A), indexed by ObservePurpose
@@ -221,6 +225,15 @@ struct Stats {
   std::vector<KernelStats> kernels;                         ///< in launch order
   unsigned gpus = 1;  ///< system.gpus: above 1, each kernel names its GPU
   std::vector<GpuStats> per_gpu = std::vector<GpuStats>(1);  ///< one per GPU (sized by the run)
+  /// With peer access: bytes from GPU src's memory to GPU dst, copied and read or written
+  /// remotely, at [src * gpus + dst] (sized by the run; empty without peer access).
+  std::vector<std::uint64_t> peer_copy_bytes, peer_remote_bytes;
+  /// A GPU-to-GPU copy of `bytes` from `src` to `dst`.
+  void add_peer_copy(unsigned src, unsigned dst, std::uint64_t bytes) {
+    per_gpu[src].peer_copy_out_bytes += bytes;
+    per_gpu[dst].peer_copy_in_bytes += bytes;
+    peer_copy_bytes[std::size_t{src} * gpus + dst] += bytes;
+  }
   Tick sim_time = 0;
   bool truncated = false;  ///< stopped by engine.max_sim_time_s
   double wall_seconds = 0;
@@ -248,6 +261,8 @@ struct Stats {
   nlohmann::json kernels_json() const;
   /// Per GPU (system.gpus > 1 only): its kernels' totals and its GpuStats.
   nlohmann::json gpus_json() const;
+  /// One entry per ordered pair of GPUs: the bytes each peer link carried.
+  nlohmann::json peer_links_json() const;
   nlohmann::json observability_json() const;
   nlohmann::json placement_json() const;
   nlohmann::json prefetch_use_json() const;

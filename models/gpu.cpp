@@ -40,6 +40,9 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
   l2_.reset(cfg_.tlb.l2_entries, cfg_.tlb.l2_assoc);
   hbm_.configure(cfg_.hbm.bandwidth_gbps, cfg_.hbm.latency_ns);
   remote_lat_ = static_cast<Tick>(cfg_.link.remote_latency_ns * kPsPerNs);
+  gpus_ = cfg_.system.gpus;
+  peers_ = ctx_.peers.enabled() && gpus_ > 1;
+  peer_lat_ = ns_to_ps(cfg_.system.peer_latency_ns);
   sm_.configure(cfg_.gpu, ps_per_cycle_);
   utlbs_.resize((cfg_.gpu.num_sms + cfg_.gpu.sms_per_utlb - 1) / cfg_.gpu.sms_per_utlb);
   gmmu_ring_.assign(utlbs_.size(), 0);
@@ -206,6 +209,23 @@ Tick Gpu::remote_access(Tick t, const trace::AccessRecord& r) {
   return done;
 }
 
+Tick Gpu::peer_access(Tick t, const trace::AccessRecord& r, unsigned holder) {
+  const std::uint32_t sector = cfg_.link.sector_bytes;
+  const std::uint64_t bytes = (std::uint64_t{r.bytes} + sector - 1) / sector * sector * r.repeat;
+  const bool write = r.kind >= AccessKind::Write;
+  ctx_.stats.remote_accesses += r.repeat;
+  ctx_.stats.remote_bytes += bytes;
+  (write ? ctx_.stats.remote_write_bytes : ctx_.stats.remote_read_bytes) += bytes;
+  ctx_.stats.per_gpu[ord_].peer_remote_bytes += bytes;
+  // Reads bring the holder's data here, writes (and atomics) send it there.
+  const unsigned src = write ? ord_ : holder, dst = write ? holder : ord_;
+  ctx_.stats.peer_remote_bytes[std::size_t{src} * gpus_ + dst] += bytes;
+  PeerFabric& f = ctx_.peers;
+  Tick done = f.remote(src, dst, t, bytes) + peer_lat_ + f.wire_time(src, dst, bytes);
+  if (r.repeat > 1 && r.gap_cycles) done += (r.repeat - 1) * (peer_lat_ + cycles(r.gap_cycles));
+  return done;
+}
+
 bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& done) {
   Warp& w = warps_[wi];
   auto& s = ctx_.stats;
@@ -268,7 +288,13 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
       if (write) mine.dirty.set(page);
       note_gpu_access(mine, page, s.prefetch_use);
     } else {
-      done = remote_access(t + lat, r);
+      // Remote: the host copy, or with peer access a peer's (the GPU's access counters count
+      // both: they track accesses to memory that is not the GPU's own).
+      int holder;
+      if (peers_ && !b.cpu_resident.test(page) && (holder = peer_holder(b, page)) >= 0)
+        done = peer_access(t + lat, r, static_cast<unsigned>(holder));
+      else
+        done = remote_access(t + lat, r);
       counters_.on_remote_access(b.id, page, r.va, r.repeat, t);
     }
     if (notify_accesses_)
@@ -532,6 +558,12 @@ void Gpu::complete_waiters(std::uint32_t bi, Tick now) {
   const GpuBlockState& g = state_of(b);
   PageMask reachable = g.remote_mapped;
   if (b.accessed_by & self_bit_) reachable |= b.cpu_resident;
+  if (peers_) {
+    reachable |= g.peer_mapped;
+    if (b.accessed_by & self_bit_)
+      for (unsigned h = 0; h < gpus_; ++h)
+        if (h != ord_) reachable |= b.gpu(h).resident;
+  }
   reachable.and_not(g.resident);
   reachable |= g.usable(now);
   const PageMask ready = bw.waiting & reachable;

@@ -148,6 +148,20 @@ class Gpu final : public ThreadblockSource {
   bool issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& done);
   Tick local_access(Tick t, const trace::AccessRecord& r);
   Tick remote_access(Tick t, const trace::AccessRecord& r);
+  /// A remote access to GPU `holder`'s memory over the peer link (system.peer).
+  Tick peer_access(Tick t, const trace::AccessRecord& r, unsigned holder);
+  /// The other GPU whose copy of `page` of `b` this GPU reaches (the lowest holding it), or -1.
+  int peer_holder(const VaBlock& b, unsigned page) const {
+    for (unsigned h = 0; h < gpus_; ++h)
+      if (h != ord_ && b.gpu(h).resident.test(page)) return static_cast<int>(h);
+    return -1;
+  }
+  /// With peer access, a page not resident here nor on the host may be mapped in a peer's
+  /// memory: by a fault that chose it (peer_mapped), or for accessed-by (the driver maps an
+  /// accessed-by processor wherever the page moves: uvm_va_block_add_mappings_after_migration).
+  bool peer_mapped(const VaBlock& b, const GpuBlockState& g, unsigned page) const {
+    return g.peer_mapped.test(page) || ((b.accessed_by & self_bit_) && peer_holder(b, page) >= 0);
+  }
   /// This GPU's state of `b` (an empty one if it never touched the block).
   const GpuBlockState& state_of(const VaBlock& b) const { return b.gpu(ord_); }
   /// True if the GPU, whose state of `b` is `g`, has a valid mapping for `kind` on `page` of
@@ -158,7 +172,9 @@ class Gpu final : public ThreadblockSource {
     if (g.resident.test(page))
       return (t >= g.map_ready_at || !g.map_pending.test(page)) &&
              !(write && g.read_only.test(page));
-    return g.remote_mapped.test(page) || ((b.accessed_by & self_bit_) && b.cpu_resident.test(page));
+    return g.remote_mapped.test(page) ||
+           ((b.accessed_by & self_bit_) && b.cpu_resident.test(page)) ||
+           (peers_ && peer_mapped(b, g, page));
   }
   void raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint32_t block,
                    unsigned page, Tick t);
@@ -243,8 +259,11 @@ class Gpu final : public ThreadblockSource {
   std::vector<Tlb> l1_;
   Tlb l2_;
   BandwidthServer hbm_;
-  Tick remote_lat_;  ///< link.remote_latency_ns
-  SmThroughput sm_;  ///< per-SM issue slots and LSU sectors (models/sm_throughput.h)
+  Tick remote_lat_;     ///< link.remote_latency_ns
+  bool peers_ = false;  ///< system.peer is on and the node has other GPUs
+  unsigned gpus_ = 1;   ///< system.gpus
+  Tick peer_lat_ = 0;   ///< system.peer_latency_ns
+  SmThroughput sm_;     ///< per-SM issue slots and LSU sectors (models/sm_throughput.h)
   std::vector<Utlb> utlbs_;
   HugePageVector<Waiter> waiters_;
   std::vector<std::uint32_t> free_waiters_;

@@ -43,17 +43,28 @@ class LinkDirection {
   /// can arrive before `floor` any more (the simulation's clock), so older reservations go.
   Tick reserve_copy(Tick ready, Tick wire, Tick floor) {
     drop_before(floor);
-    const Tick start = std::max(ready, remote_free_);
-    const Tick end = start + wire;
-    if (wire > 0) {
-      if (head_ > 0 && head_ * 2 >= copies_.size()) {
-        copies_.erase(copies_.begin(), copies_.begin() + static_cast<std::ptrdiff_t>(head_));
-        head_ = 0;
-      }
-      copies_.emplace_back(start, end);
-    }
-    return end;
+    const Tick start = earliest(ready);
+    commit(start, start + wire);
+    return start + wire;
   }
+  /// When a copy ready at `ready` could start on this direction: after the remote traffic queued
+  /// so far and after the copies reserved before it. (One copy engine feeding a direction never
+  /// asks earlier than its previous copy's end; with peer access a second engine may share it.)
+  Tick earliest(Tick ready) const {
+    const Tick last = copies_.empty() ? 0 : copies_.back().second;
+    return std::max({ready, remote_free_, last});
+  }
+  /// Reserves [start, end) for a copy; `start` is at least earliest().
+  void commit(Tick start, Tick end) {
+    if (end <= start) return;
+    if (head_ > 0 && head_ * 2 >= copies_.size()) {
+      copies_.erase(copies_.begin(), copies_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    copies_.emplace_back(start, end);
+  }
+  /// Drops reservations that can no longer delay a request made at `floor` or later.
+  void forget_before(Tick floor) { drop_before(floor); }
 
   /// Remote traffic of `bytes` issued at `t`: returns when its bytes start to move - after the
   /// remote traffic before it, in the first gap between reserved copies that holds it.

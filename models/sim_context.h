@@ -10,6 +10,7 @@
 #include "core/event_queue.h"
 #include "core/stats.h"
 #include "models/host_link.h"
+#include "models/peer_fabric.h"
 #include "state/program_position.h"
 #include "state/va_space.h"
 
@@ -29,6 +30,8 @@ struct SimContext {
   /// root complex and memory, is not modelled (docs/multi-gpu.md).
   std::vector<HostLink> links =
       std::vector<HostLink>(cfg.system.gpus, HostLink{cfg.link.bandwidth_gbps});
+  /// The links between the GPUs (system.peer): GPU-to-GPU copies and peer remote accesses.
+  PeerFabric peers{cfg.system, links};
 
   ProgramPosition& position(unsigned gpu) { return positions[gpu]; }
   HostLink& link(unsigned gpu) { return links[gpu]; }

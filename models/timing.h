@@ -11,6 +11,7 @@
 #include "core/config.h"
 #include "core/types.h"
 #include "models/host_link.h"
+#include "models/peer_fabric.h"
 
 namespace uvmsim {
 
@@ -73,6 +74,14 @@ class CopyEngine {
     const Tick total = curve_->time_ps(bytes);
     const Tick wire = std::min(total, link.wire_time(bytes));
     free_at_ = link.reserve_copy(begin + (total - wire), wire, floor);
+    return free_at_;
+  }
+  /// A GPU-to-GPU copy run from `src`'s memory to `dst` no earlier than `t` (this engine is the
+  /// source GPU's): the set-up, then the curve's time, its bytes moving over the peer route.
+  Tick submit_peer(Tick t, std::uint64_t bytes, Tick& begin, PeerFabric& fabric, unsigned src,
+                   unsigned dst, Tick floor) {
+    begin = std::max(t, free_at_) + setup_;
+    free_at_ = fabric.reserve_copy(src, dst, begin, curve_->time_ps(bytes), bytes, floor);
     return free_at_;
   }
   Tick free_at() const { return free_at_; }

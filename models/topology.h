@@ -12,15 +12,16 @@
 #include <bit>
 #include <cstdint>
 
+#include "core/config.h"
 #include "core/types.h"
 
 namespace uvmsim {
 
 class Topology {
  public:
-  /// How GPUs reach each other's memory: not at all (copies are staged through host memory),
-  /// over PCIe peer-to-peer, or over NVLink (a fast link with native atomics).
-  enum class Peer : std::uint8_t { None, Pcie, Nvlink };
+  /// How GPUs reach each other's memory (system.peer): not at all (copies are staged through
+  /// host memory), over PCIe peer-to-peer, or over NVLink (a fast link with native atomics).
+  using Peer = PeerAccess;
 
   /// `gpus` GPUs on an x86 host over PCIe: a GPU maps host memory, the CPU maps no GPU memory
   /// (it faults and migrates instead), and no GPU has a fast link to the CPU. Peers as `peer`

@@ -63,12 +63,13 @@ void check_not_freed(const VaSpace& va, const trace::HostEvent& ev, const std::s
 }
 
 /// The driver's per-process state, its thrashing detector set up for the machine: the node's
-/// GPUs on an x86 host over PCIe, without peer access between them (each GPU maps only its own
-/// memory and the host's; a page moves between GPUs through host memory).
+/// GPUs on an x86 host over PCIe, with peer access between every pair as system.peer says
+/// (without it each GPU maps only its own memory and the host's, and a page moves between GPUs
+/// through host memory).
 DriverShared driver_shared(const SimContext& ctx) {
   DriverShared s;
-  s.thrashing.configure(ctx.cfg.thrashing, ctx.va.blocks().size(),
-                        Topology::make(ctx.cfg.system.gpus, Topology::Peer::None));
+  s.topology = Topology::make(ctx.cfg.system.gpus, ctx.cfg.system.peer);
+  s.thrashing.configure(ctx.cfg.thrashing, ctx.va.blocks().size(), s.topology);
   return s;
 }
 
@@ -212,6 +213,10 @@ const Stats& Simulator::run() {
   stats_ = Stats{};
   stats_.gpus = cfg_.system.gpus;
   stats_.per_gpu.assign(cfg_.system.gpus, GpuStats{});
+  if (cfg_.system.peer != PeerAccess::None && cfg_.system.gpus > 1) {
+    stats_.peer_copy_bytes.assign(std::size_t{cfg_.system.gpus} * cfg_.system.gpus, 0);
+    stats_.peer_remote_bytes.assign(std::size_t{cfg_.system.gpus} * cfg_.system.gpus, 0);
+  }
   EventQueue queue;
   EventLog log;
   if (!opts_.events_out.empty()) log = EventLog(opts_.events_out);

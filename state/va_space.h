@@ -57,6 +57,11 @@ struct GpuBlockState {
   PageMask map_pending;           ///< resident pages whose PTEs are written at `map_ready_at`
   std::uint32_t mapping_gen = 1;  ///< bumped on every PTE change: invalidates TLB entries
 
+  /// Pages this GPU maps in another GPU's memory (system.peer): a peer mapping, torn down when
+  /// the page leaves that GPU (Residency::clear_gpu_resident). Last: the one-GPU access path
+  /// never reads it.
+  PageMask peer_mapped;
+
   /// `pages` become resident at simulated time `now`; their PTEs are usable once the caller has
   /// moved `map_ready_at` past their copies. Pending pages of an earlier batch whose time has
   /// not come yet wait for the later time with them (one time per block).

@@ -51,8 +51,8 @@ TEST(CliGpus, OnePresetShowsSources) {
 TEST(CliGpus, JsonAndErrors) {
   const auto r = cli_ok({"gpus", "--json"});
   const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.size(), 11u);
-  const auto& g = j[4];
+  ASSERT_EQ(j.size(), 14u);
+  const auto& g = j[6];
   EXPECT_EQ(g["name"], "gtx1080ti");
   EXPECT_EQ(g["num_sms"], 28);
   EXPECT_EQ(g["hbm_bytes"], std::uint64_t{11} << 30);
@@ -60,6 +60,18 @@ TEST(CliGpus, JsonAndErrors) {
   EXPECT_EQ(g["link"], "pcie3x16");
   EXPECT_EQ(g["link_gbps"], 12.1);
   EXPECT_EQ(g["provenance"]["cost.fault_entry_ns"]["kind"], "fitted");
+  EXPECT_EQ(g["gpus"], 1);
+  EXPECT_EQ(g["peer"], "none");
+  // A node preset names its GPUs and peer links.
+  const auto& n = j[2];
+  EXPECT_EQ(n["name"], "a100-40gb-x4-nvlink");
+  EXPECT_EQ(n["gpus"], 4);
+  EXPECT_EQ(n["peer"], "nvlink");
+  EXPECT_EQ(n["peer_gbps"], 100.0);
+  EXPECT_EQ(n["num_sms"], 108);
+  EXPECT_NE(cli_ok({"gpus", "a100-40gb-x4-pcie"})
+                .out.find("GPUs:          4, peer access pcie at 20 GB/s per pair and direction"),
+            std::string::npos);
 
   auto e = cli({"gpus", "nope"});
   EXPECT_EQ(e.code, 2);  // a bad flag value ("--gpu: ...") is a usage error

@@ -105,7 +105,12 @@ void AccessCounterService::service_pages(VaBlock& b, PageMask pages, ServiceTime
                                          Residency& residency) {
   auto& s = dc_.stats();
   const bool scoped = pool_.placement().active() || !all_;
-  pages &= b.cpu_resident;  // only pages resident on the remote owner
+  // Only pages resident on a remote owner: the host, or with peer access another GPU
+  // (uvm_gpu_access_counters.c: notifications for peer memory migrate from the peer too).
+  PageMask remote_owned = b.cpu_resident;
+  if (dc_.sim.peers.enabled() && b.has_peer_states())
+    remote_owned |= minus(dc_.resident_on_gpus(b), dc_.gpu_state(b).resident);
+  pages &= remote_owned;
   pages.and_not(dc_.gpu_state(b).resident);
   if (const ObservedRegion* o = observations_.find(b.id)) pages.and_not(o->samples);
   if (scoped) {
@@ -133,7 +138,7 @@ void AccessCounterService::service_pages(VaBlock& b, PageMask pages, ServiceTime
       PrefetchPolicy::Request{b, dc_.processor(), dc_.gpu_state(b).resident, pages,
                               thrashing_.thrashing_pages(b.id), st.cpu},
       prefetch);
-  prefetch &= b.cpu_resident;  // access-counter servicing never zero-fills untouched pages
+  prefetch &= remote_owned;  // access-counter servicing never zero-fills untouched pages
   prefetch.and_not(pages);
   if (pool_.placement().active()) prefetch.and_not(pool_.placement().block(b.id).no_migrate);
   residency.make_resident_gpu(b, pages, prefetch, HtodCause::AccessCounter, st, nullptr);

@@ -23,8 +23,9 @@ std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceT
 
   const Classified c = classify(b, faults, st.cpu, throttled);
   if (c.remote.any()) map_remote(b, c.remote, st);
+  if (c.peer.any()) map_peer(b, c, st);
   if (c.faulted.any()) {
-    PageMask prefetch = choose_prefetch(b, c.faulted, c.remote, st.cpu);
+    PageMask prefetch = choose_prefetch(b, c.faulted, c.remote | c.peer, st.cpu);
     if (prefetch.any()) {
       // onPrefetch, then the prefetch policy may keep feedback samples of it on the host.
       policies_.each_for(b, [&](PolicyBase& p) { p.on_prefetch(b, prefetch, st.cpu); });
@@ -40,7 +41,7 @@ std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceT
     residency_.made_resident(b, st.cpu);  // a GPU write ended read duplication in place
   }
   GpuBlockState& gs = dc_.gpu_state(b);
-  if (c.faulted.any() || c.remote.any() || c.collapsed) {
+  if (c.faulted.any() || c.remote.any() || c.peer.any() || c.collapsed) {
     ++gs.mapping_gen;  // PTE writes + TLB invalidate
     gs.map_ready_at = std::max(gs.map_ready_at, std::max(st.cpu, st.copy_done));
   }
@@ -57,6 +58,7 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
   auto& s = dc_.stats();
   const PlacementState& place = pool_.placement();
   Classified c;
+  const bool peers = dc_.sim.peers.enabled() && dc_.va().gpus() > 1;
   unsigned prev = ~0u;
   for (const BatchFault& f : faults) {
     const unsigned page = VaSpace::page_index(f.page_va);
@@ -67,7 +69,7 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
     }
     prev = page;
     const bool write = f.kind >= AccessKind::Write;
-    if (gs.remote_mapped.test(page) ||
+    if (gs.remote_mapped.test(page) || gs.peer_mapped.test(page) ||
         (gs.resident.test(page) && !(write && gs.read_only.test(page)))) {
       ++s.faults_already_resident;
       continue;
@@ -104,6 +106,14 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
       if (b.has_peer_states()) residency_.invalidate_peers(b, one, now);  // other GPUs' too
       c.collapsed = true;
       continue;
+    }
+    if (peers) {
+      if (const int t = peer_target(b, page, f.kind, hint); t >= 0) {
+        c.peer.set(page);
+        c.peer_gpu[page] = static_cast<std::uint8_t>(t);
+        if (write) c.writes.set(page);
+        continue;
+      }
     }
     if (place.active() && place.block(b.id).no_migrate.test(page)) {
       // suvSetNoMigrateRegion / host pin: the driver never migrates it; the GPU maps it.
@@ -185,6 +195,66 @@ void BlockService::map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& 
   if (dc_.log().enabled())
     dc_.log().row(st.cpu, "remote_map", dc_.log_batch, b.page_va(remote.find_next(0)),
                   std::uint64_t{n} * kPageSize, "", "demand", n, 0);
+}
+
+int BlockService::peer_target(const VaBlock& b, unsigned page, AccessKind kind,
+                              const ThrashingDetector::Result& hint) const {
+  // block_select_processor_residency (uvm_va_block.c), in its order. A read-mostly block
+  // duplicates onto the faulting GPU and the faulting GPU's preferred location takes the page:
+  // both migrate here.
+  const unsigned me = dc_.gpu;
+  if (b.read_mostly || b.preferred == preferred_on(dc_.processor())) return -1;
+  // A thrashing page pinned on a peer stays there and is mapped (the pin is accessible: the
+  // detector pins only where the faulting processor can map).
+  if (hint.type == ThrashingDetector::Hint::Pin && is_gpu(hint.pin) && gpu_ordinal(hint.pin) != me)
+    return static_cast<int>(gpu_ordinal(hint.pin));
+  const int preferred = is_gpu(b.preferred) ? static_cast<int>(b.preferred) : -1;
+  ProcessorMask holders = b.cpu_resident.test(page) ? processor_bit(Processor::Cpu) : 0;
+  for (unsigned h = 0; h < dc_.gpus_of(b); ++h)
+    if (h != me && b.gpu(h).resident.test(page)) holders |= processor_bit(gpu_processor(h));
+  // Resident nowhere: the preferred location (every GPU maps every peer's memory here).
+  if (holders == 0) return preferred;
+  const Topology& topo = dc_.shared.topology;
+  const int self = processor_id(dc_.processor());
+  const int closest = topo.find_closest(holders, self);
+  if (closest > 0) {
+    // Accessed-by: the page stays where it is and this GPU maps it (a peer copy; a host copy
+    // is mapped without a fault, Gpu::mapped).
+    if (b.accessed_by & processor_bit(dc_.processor())) return closest - 1;
+    // map_remote_on_atomic_fault: an atomic stays remote over a link with native atomics.
+    if (kind == AccessKind::Atomic && dc_.cfg.thrashing.map_remote_on_native_atomics &&
+        (topo.fast_atomic_link(self) >> closest & 1))
+      return closest - 1;
+  }
+  // A preferred location elsewhere: the page moves there and this GPU maps it.
+  return preferred;
+}
+
+void BlockService::map_peer(VaBlock& b, const Classified& c, ServiceTimes& st) {
+  GpuBlockState& gs = dc_.gpu_state(b);
+  PageMask left = c.peer;
+  while (left.any()) {
+    const unsigned t = c.peer_gpu[left.find_next(0)];
+    PageMask pages;
+    for (unsigned p = left.find_next(0); p < kPagesPerBlock; p = left.find_next(p + 1))
+      if (c.peer_gpu[p] == t) pages.set(p);
+    left.and_not(pages);
+    // The new residency is GPU t: pages not there yet migrate to it (from the host, another
+    // peer or nowhere), on its memory, as this fault batch's work.
+    const PageMask need = minus(pages, b.gpu(t).resident);
+    if (need.any()) {
+      const PageMask writes = c.writes & need;
+      dc_.shared.residency[t]->make_resident_for(b, need, writes, dc_.log_batch, st);
+    }
+    gs.peer_mapped |= pages;
+    const unsigned n = pages.count();
+    dc_.stats().remote_maps += n;
+    dc_.stats().per_gpu[dc_.gpu].peer_maps += n;
+    st.cpu += ns_to_ps(dc_.cfg.cost.page_ns) * n;
+    if (dc_.log().enabled())
+      dc_.log().row(st.cpu, "remote_map", dc_.log_batch, b.page_va(pages.find_next(0)),
+                    std::uint64_t{n} * kPageSize, "", "peer", n, 0);
+  }
 }
 
 PageMask BlockService::choose_prefetch(VaBlock& b, const PageMask& faulted, const PageMask& remote,

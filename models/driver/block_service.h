@@ -5,6 +5,7 @@
 // choose the pages to prefetch with them, make them resident, and tell the policies.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 
@@ -37,14 +38,26 @@ class BlockService {
  private:
   /// What the faults of one block asked for, page by page.
   struct Classified {
-    PageMask faulted;        ///< to migrate to the GPU
-    PageMask remote;         ///< to map remotely (zero-copy)
-    PageMask writes;         ///< faulted pages written
+    PageMask faulted;  ///< to migrate to the GPU
+    PageMask remote;   ///< to map remotely (zero-copy)
+    PageMask writes;   ///< faulted pages written
+    PageMask peer;     ///< to map in another GPU's memory (peer access)
+    /// The GPU whose memory each `peer` page is mapped in (only those entries are set).
+    std::array<std::uint8_t, kPagesPerBlock> peer_gpu;
     bool collapsed = false;  ///< a write ended read duplication of a GPU-resident page
     std::uint64_t duplicates = 0;
   };
   Classified classify(VaBlock& b, std::span<const BatchFault> faults, Tick now, bool& throttled);
   void map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& st);
+  /// With peer access, the GPU whose memory serves `page` of `b` for this GPU's fault instead of
+  /// a migration here, or -1: block_select_processor_residency's choices that keep a page on a
+  /// peer (a thrashing pin there; resident nowhere with a preferred location there; accessed-by
+  /// with the closest copy there; an atomic over NVLink with
+  /// thrashing.map_remote_on_native_atomics; a preferred location there).
+  int peer_target(const VaBlock& b, unsigned page, AccessKind kind,
+                  const ThrashingDetector::Result& hint) const;
+  /// Makes the `c.peer` pages resident on their GPUs (if they are not) and maps them there.
+  void map_peer(VaBlock& b, const Classified& c, ServiceTimes& st);
   /// The faults of an ATS system block (uvm_ats_service_faults): returns the duplicates.
   std::uint64_t service_system(VaBlock& b, std::span<const BatchFault> faults, ServiceTimes& st);
   /// The tree prefetcher's (or the prefetch policy's) pages to migrate with `faulted`.

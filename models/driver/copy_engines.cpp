@@ -14,11 +14,10 @@ CopyEngines::CopyEngines(DriverContext& dc) : dc_(dc) {
   const std::uint32_t in_flight = kChannelsPerPool * (dc.cfg.driver.gpfifo_entries - 1);
   htod_.configure(&dc.cfg.link.htod_curve, ns_to_ps(dc.cfg.cost.copy_run_ns), in_flight);
   dtoh_.configure(&dc.cfg.link.dtoh_curve, ns_to_ps(dc.cfg.cost.copy_run_ns), in_flight);
+  peer_.configure(&dc.sim.peers.curve(), ns_to_ps(dc.cfg.cost.copy_run_ns), in_flight);
 }
 
-void CopyEngines::copy_runs(VaBlock& b, const PageMask& pages, bool htod, const char* cause,
-                            Tick start, ServiceTimes& st, std::uint64_t& bytes_out) {
-  CopyEngine& ce = htod ? htod_ : dtoh_;
+Tick CopyEngines::reserve_push(CopyEngine& ce, Tick start, ServiceTimes& st) {
   // The runs go out in one push (the driver pushes a block's copies together; callers pass
   // one run, so this counts more pushes than the driver makes). With every GPFIFO entry of the
   // engine's channels held by pushes still copying, the driver thread waits for the oldest to
@@ -31,6 +30,37 @@ void CopyEngines::copy_runs(VaBlock& b, const PageMask& pages, bool htod, const 
     st.cpu = free;
     start = std::max(start, free);
   }
+  return start;
+}
+
+std::uint64_t CopyEngines::copy_to_peer(VaBlock& b, const PageMask& pages, unsigned dst,
+                                        const char* cause, Tick start, ServiceTimes& st) {
+  start = reserve_push(peer_, start, st);
+  // Ordered after the block's earlier pushes (its tracker): copies into this GPU's copy first.
+  start = std::max(start, b.copies_in_done);
+  Tick last = 0;
+  std::uint64_t total = 0;
+  pages.for_each_run([&](unsigned s, unsigned e) {
+    const std::uint64_t bytes = std::uint64_t{e - s} * kPageSize;
+    Tick begin;
+    const Tick done =
+        peer_.submit_peer(start, bytes, begin, dc_.sim.peers, dc_.gpu, dst, dc_.sim.queue.now());
+    st.copy_done = std::max(st.copy_done, done);
+    b.copies_in_done = std::max(b.copies_in_done, done);
+    total += bytes;
+    if (dc_.log().enabled())
+      dc_.log().row(begin, "migration", dc_.log_batch, b.page_va(s), bytes, "dtod", cause, e - s,
+                    done - begin);  // CUPTI's name for device-to-device transfers
+    last = done;
+  });
+  if (last) peer_.record_push(last);
+  return total;
+}
+
+void CopyEngines::copy_runs(VaBlock& b, const PageMask& pages, bool htod, const char* cause,
+                            Tick start, ServiceTimes& st, std::uint64_t& bytes_out) {
+  CopyEngine& ce = htod ? htod_ : dtoh_;
+  start = reserve_push(ce, start, st);
   // The two directions are separate engines, so without this an eviction issued while the
   // victim's own incoming copies are still queued would copy back data not yet there.
   if (!htod) start = std::max(start, b.copies_in_done);

@@ -21,10 +21,19 @@ class CopyEngines {
   /// (driver.gpfifo_entries), the host (st.cpu) first waits for one.
   void copy_runs(VaBlock& b, const PageMask& pages, bool htod, const char* cause, Tick start,
                  ServiceTimes& st, std::uint64_t& bytes_out);
+  /// Copies `pages` of `b` from this GPU's memory to GPU `dst`'s over the peer link, one run per
+  /// contiguous range, on this GPU's GPU-to-GPU engine (the driver pushes a GPU-to-GPU copy on
+  /// the source GPU: block_copy_begin_push); like copy_runs otherwise. Returns the bytes.
+  std::uint64_t copy_to_peer(VaBlock& b, const PageMask& pages, unsigned dst, const char* cause,
+                             Tick start, ServiceTimes& st);
 
  private:
+  /// Waits for a GPFIFO entry of `ce`'s channels (see copy_runs); returns the push's start.
+  Tick reserve_push(CopyEngine& ce, Tick start, ServiceTimes& st);
+
   DriverContext& dc_;
   CopyEngine htod_, dtoh_;
+  CopyEngine peer_;  ///< its GPU-to-GPU channel's engine (system.peer)
 };
 
 }  // namespace uvmsim

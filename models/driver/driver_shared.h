@@ -10,6 +10,7 @@
 
 #include "core/types.h"
 #include "models/thrashing.h"
+#include "models/topology.h"
 
 namespace uvmsim {
 
@@ -17,6 +18,8 @@ class Residency;
 class HostOperations;
 
 struct DriverShared {
+  /// Which processor maps which memory (system.gpus, system.peer): the residency choice reads it.
+  Topology topology = Topology::make(1, PeerAccess::None);
   ThrashingDetector thrashing;
   std::uint32_t batch_id = 0;     ///< the latest fault batch's id (1, 2, ...), over all GPUs
   bool first_batch_done = false;  ///< the process's first fault batch was serviced

@@ -14,6 +14,7 @@ void Residency::set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
   // about the GPU's present, the event time: a GPU access at that time is what reads them.
   gs.add_map_pending(minus(pages, gs.resident), dc_.sim.queue.now());
   gs.resident |= pages;
+  gs.peer_mapped.and_not(pages);  // a local copy replaces a mapping of a peer's
   gs.count = gs.resident.count();
   if (was_empty && gs.count) policies_.each_for(b, [&](PolicyBase& p) { p.on_populated(b, now); });
 }
@@ -24,6 +25,17 @@ void Residency::clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) 
   note_leaving_gpu(gs, pages, dc_.stats().prefetch_use);
   gs.resident.and_not(pages);
   gs.count = gs.resident.count();
+  if (b.has_peer_states()) {
+    // Other GPUs' mappings of these pages in this GPU's memory go with them (the driver unmaps
+    // every processor from a page whose copy it moves or drops: block_unmap in
+    // uvm_va_block_make_resident_copy, break_read_duplication_in_region).
+    for (unsigned h = 0; h < dc_.gpus_of(b); ++h) {
+      GpuBlockState& hs = b.gpu(h);
+      if (h == dc_.gpu || !hs.peer_mapped.intersects(pages)) continue;
+      hs.peer_mapped.and_not(pages);
+      ++hs.mapping_gen;
+    }
+  }
   if (!was_empty && gs.count == 0 && gs.has_chunk)
     policies_.each_for(b, [&](PolicyBase& p) { p.on_emptied(b, now); });
 }
@@ -42,10 +54,22 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
   }
   Tick ready = st.cpu;
   if (!gs.has_chunk) ready = std::max(ready, allocate_chunk(b, st));
-  if (b.has_peer_states()) ready = std::max(ready, stage_from_peers(b, want, writes, st));
+  // Pages other GPUs hold: with peer access they are copied straight from the holder (the
+  // closest copy: block_copy_resident_pages copies from a processor it can copy from, closest
+  // first); without it they move to host memory first (staged) and come in from there.
+  PageMask from_peers;
+  if (b.has_peer_states()) {
+    if (dc_.sim.peers.enabled()) {
+      for (unsigned h = 0; h < dc_.gpus_of(b); ++h)
+        if (h != dc_.gpu) from_peers |= want & b.gpu(h).resident;
+    } else {
+      ready = std::max(ready, stage_from_peers(b, want, writes, st));
+    }
+  }
 
-  const PageMask from_cpu = want & b.cpu_resident;
-  const PageMask zero = minus(want, b.cpu_resident);
+  const PageMask on_cpu = want & b.cpu_resident;
+  const PageMask from_cpu = minus(on_cpu, from_peers);
+  const PageMask zero = minus(minus(want, b.cpu_resident), from_peers);
   if (zero.any()) {
     dc_.stats().zero_filled_pages += zero.count();
     if (dc_.log().enabled())
@@ -56,21 +80,24 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
   st.cpu += ns_to_ps(dc_.cfg.cost.page_ns) * want.count();
   ready = std::max(ready, st.cpu);
   copy_in(b, from_cpu, demand, demand_cause, ready, st);
-
-  PageMask dup;  // read duplicates (COPY mode); the rest of from_cpu moves (MOVE mode)
+  const PageMask copied = from_cpu | from_peers;
+  PageMask dup;  // read duplicates (COPY mode); the rest of the copied pages move (MOVE mode)
+  if (b.read_mostly) {
+    dup = copied;
+    if (writes) dup.and_not(*writes);
+  }
+  if (from_peers.any()) pull_from_peers(b, from_peers, dup, demand_cause, ready, st);
   if (b.read_mostly) {
     // Read duplication: the CPU keeps its copy of pages that were only read.
-    dup = from_cpu;
-    if (writes) dup.and_not(*writes);
     gs.read_only |= dup;
-    b.cpu_resident.and_not(minus(from_cpu, dup));
+    b.cpu_resident.and_not(minus(on_cpu, dup));
   } else {
     b.cpu_resident.and_not(want);
   }
   if (b.has_peer_states()) {
     // The host copy of pages that moved is gone: other GPUs' mappings of it are torn down
     // (uvm_va_block_make_resident_copy unmaps every processor from pages leaving their copy).
-    const PageMask left = minus(from_cpu, b.cpu_resident);
+    const PageMask left = minus(on_cpu, b.cpu_resident);
     for (unsigned h = 0; h < dc_.gpus_of(b); ++h) {
       GpuBlockState& hs = b.gpu(h);
       if (h == dc_.gpu || !hs.remote_mapped.intersects(left)) continue;
@@ -90,7 +117,7 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
     C dc = C::Other;
     if (demand_cause == HtodCause::Demand) dc = C::Fault;
     if (demand_cause == HtodCause::AccessCounter) dc = C::AccessCounter;
-    const PageMask moved = minus(from_cpu, dup);
+    const PageMask moved = minus(copied, dup);
     note_migration(b, moved & demand, dc_.processor(), st.cpu, dc);
     note_migration(b, minus(moved, demand), dc_.processor(), st.cpu,
                    dc == C::Other ? C::Other : C::Prefetch);
@@ -99,6 +126,17 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
   st.copy_done = std::max(st.copy_done, ready);
   made_resident(b, st.cpu);
   return want.count();
+}
+
+void Residency::make_resident_for(VaBlock& b, const PageMask& pages, const PageMask& writes,
+                                  std::int64_t batch, ServiceTimes& st) {
+  const std::int64_t own_batch = dc_.log_batch;
+  dc_.log_batch = batch;
+  make_resident_gpu(b, pages, PageMask{}, HtodCause::Demand, st, &writes);
+  GpuBlockState& gs = dc_.gpu_state(b);
+  ++gs.mapping_gen;
+  gs.map_ready_at = std::max(gs.map_ready_at, std::max(st.cpu, st.copy_done));
+  dc_.log_batch = own_batch;
 }
 
 PageMask Residency::system_pages_of(const VaBlock& b, const PageMask& pages) const {
@@ -322,6 +360,34 @@ Tick Residency::stage_from_peers(VaBlock& b, const PageMask& want, const PageMas
   st.cpu = sh.cpu;
   st.copy_done = std::max(st.copy_done, sh.copy_done);
   return std::max(sh.cpu, sh.copy_done);
+}
+
+void Residency::pull_from_peers(VaBlock& b, const PageMask& pages, const PageMask& keep,
+                                HtodCause cause, Tick ready, ServiceTimes& st) {
+  PageMask left = pages;
+  for (unsigned h = 0; h < dc_.gpus_of(b) && left.any(); ++h) {
+    if (h == dc_.gpu) continue;
+    const PageMask held = left & b.gpu(h).resident;
+    if (held.none()) continue;
+    left.and_not(held);
+    Residency& peer = *dc_.shared.residency[h];
+    // The copy is pushed on the holder's GPU-to-GPU channel and logged with this GPU's batch.
+    const std::int64_t own_batch = peer.dc_.log_batch;
+    peer.dc_.log_batch = dc_.log_batch;
+    const std::uint64_t bytes =
+        peer.copies_.copy_to_peer(b, held, dc_.gpu, to_string(cause), ready, st);
+    dc_.stats().add_peer_copy(h, dc_.gpu, bytes);
+    // A read duplicate leaves the holder its copy, read-only (block_prep_read_duplicate_mapping
+    // revokes its write access); any other copy moves, and the holder's is dropped.
+    const PageMask kept = held & keep;
+    peer.invalidate(b, minus(held, kept), st.cpu);
+    GpuBlockState& hs = b.gpu(h);
+    if (minus(kept, hs.read_only).any()) {
+      hs.read_only |= kept;
+      ++hs.mapping_gen;
+    }
+    peer.dc_.log_batch = own_batch;
+  }
 }
 
 void Residency::note_migration(VaBlock& b, const PageMask& pages, Processor dest, Tick now,

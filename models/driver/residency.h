@@ -31,6 +31,10 @@ class Residency {
   unsigned make_resident_gpu(VaBlock& b, const PageMask& demand, const PageMask& prefetch,
                              HtodCause demand_cause, ServiceTimes& st, const PageMask* writes,
                              bool track_thrashing = true);
+  /// Another GPU's fault batch `batch` chose this GPU's memory for `pages` of `b` and maps them
+  /// here (peer access): they migrate in as demand, their PTEs here ready when the copies are.
+  void make_resident_for(VaBlock& b, const PageMask& pages, const PageMask& writes,
+                         std::int64_t batch, ServiceTimes& st);
   /// Moves `pages` of `b` from the GPU to the host (CPU fault, user prefetch, placement). With
   /// `duplicate` (a CPU read of a read-mostly block) the GPU keeps its copy, read-only.
   void migrate_to_cpu(VaBlock& b, const PageMask& pages, DtohCause cause, ServiceTimes& st,
@@ -54,6 +58,11 @@ class Residency {
   /// duplicates the request keeps (read-mostly, not in `writes`) stay; the others are
   /// invalidated. Returns when the staged copies are done.
   Tick stage_from_peers(VaBlock& b, const PageMask& want, const PageMask* writes, ServiceTimes& st);
+  /// With peer access: copies `pages` of `b`, which other GPUs hold, from the holders straight
+  /// into this GPU's memory, no earlier than `ready`. The holders keep `keep` (read duplicates,
+  /// then read-only) and drop the rest.
+  void pull_from_peers(VaBlock& b, const PageMask& pages, const PageMask& keep, HtodCause cause,
+                       Tick ready, ServiceTimes& st);
   /// Drops the other GPUs' copies of `pages` of `b` (invalidate on each; nothing at one GPU).
   void invalidate_peers(VaBlock& b, const PageMask& pages, Tick now);
   /// A migration to the GPU finished on `b`: the policies hear on_made_resident if it has

@@ -69,6 +69,9 @@ json describe(const std::string& name) {
   j["file"] = path.string();
   j["description"] = doc.is_object() ? doc.value("description", "") : "";
   j["gpus"] = c.system.gpus;
+  static const char* const kPeer[] = {"none", "pcie", "nvlink"};
+  j["peer"] = kPeer[static_cast<int>(c.system.peer)];
+  j["peer_gbps"] = c.system.peer_bandwidth_gbps;
   j["num_sms"] = c.gpu.num_sms;
   j["clock_mhz"] = c.gpu.clock_mhz;
   j["hbm_bytes"] = c.hbm.capacity;
@@ -139,6 +142,15 @@ int cmd_gpus(const Args& args, std::ostream& out, std::ostream& /*err*/) {
         out << " (" << p["source"].get<std::string>() << ")";
       out << "\n";
     }
+    if (g["gpus"].get<unsigned>() > 1) {
+      // A node preset: its GPUs and how they reach each other (docs/multi-gpu.md).
+      const std::string peer = g["peer"].get<std::string>();
+      out << "  " << pad("GPUs:", 14) << g["gpus"].get<unsigned>() << ", peer access "
+          << (peer == "none" ? "none (copies staged through host memory)"
+                             : peer + " at " + number(g["peer_gbps"].get<double>()) +
+                                   " GB/s per pair and direction")
+          << "\n";
+    }
     return 0;
   }
 
@@ -152,6 +164,7 @@ int cmd_gpus(const Args& args, std::ostream& out, std::ostream& /*err*/) {
     const auto kind = [&](const char* knob) {
       return g["provenance"][knob]["kind"].get<std::string>();
     };
+    // A node preset's name says its GPUs and peer links; the numbers are each GPU's.
     out << pad(g["name"].get<std::string>(), name_w)
         << pad(std::to_string(g["num_sms"].get<std::uint32_t>()), 4, true)
         << pad(number(g["clock_mhz"].get<double>()) + " MHz", 9, true)
