@@ -250,5 +250,25 @@ TEST(MultiGpuPeer, AnAtomicOverNvlinkStaysRemoteOnlyWithTheDriverParameter) {
   EXPECT_EQ(num(link(pcie, 0, 1)["copy_bytes"]), 4 * M);
 }
 
+TEST(MultiGpuPeer, TheNvlinkNodeRunsAShuffleGpuToGpuFromTheCommandLine) {
+  // mgpu-alltoall on the NVLink node preset: every chunk moves GPU to GPU, none over a host
+  // link, and the run summary gives each GPU's peer traffic.
+  TempDir d;
+  const auto t = gen(d, "mgpu-alltoall", "8M");
+  const auto stats = d.file("s.json");
+  const auto r =
+      cli_ok({"run", "--gpu", "a100-40gb-x4-nvlink", "--trace", t, "--stats-out", stats});
+  const auto j = read_json(stats);
+  EXPECT_EQ(num(j["htod_bytes"]) + num(j["dtoh_bytes"]), 0u);
+  ASSERT_EQ(j["peer_links"].size(), 12u);  // 4 x 3 ordered pairs
+  std::uint64_t copied = 0;
+  for (const auto& l : j["peer_links"]) copied += num(l["copy_bytes"]);
+  std::uint64_t out = 0;
+  for (const auto& g : j["gpus"]) out += num(g["peer_link"]["copy_out_bytes"]);
+  EXPECT_EQ(out, copied);
+  EXPECT_GT(copied, 0u);
+  EXPECT_NE(r.out.find("(staged 0 B); peer out "), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace uvmsim::test

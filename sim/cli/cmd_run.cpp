@@ -123,7 +123,15 @@ static void print_summary(std::ostream& out, const Simulator& sim, const nlohman
           << g["evictions"].get<std::uint64_t>() << " evictions; HtoD "
           << format_bytes(l["htod_bytes"].get<std::uint64_t>()) << ", DtoH "
           << format_bytes(l["dtoh_bytes"].get<std::uint64_t>()) << " (staged "
-          << format_bytes(l["peer_staged_bytes"].get<std::uint64_t>()) << ")\n";
+          << format_bytes(l["peer_staged_bytes"].get<std::uint64_t>()) << ")";
+      if (g.contains("peer_link")) {
+        // Peer access: its GPU-to-GPU copies each way and its remote bytes to peers' memory.
+        const auto& p = g["peer_link"];
+        out << "; peer out " << format_bytes(p["copy_out_bytes"].get<std::uint64_t>()) << ", in "
+            << format_bytes(p["copy_in_bytes"].get<std::uint64_t>()) << ", remote "
+            << format_bytes(p["remote_bytes"].get<std::uint64_t>());
+      }
+      out << "\n";
     }
   }
   if (s.observe.active) {
