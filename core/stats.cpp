@@ -158,6 +158,8 @@ nlohmann::json Stats::gpus_json() const {
                    {"gpu_faults", faults},
                    {"fault_batches", batches},
                    {"evictions", s.evictions},
+                   {"block_lock_waits", s.block_lock_waits},
+                   {"block_lock_wait_ns", s.block_lock_wait / kPsPerNs},
                    {"host_link",
                     {{"htod_bytes", s.htod_bytes},
                      {"dtoh_bytes", s.dtoh_bytes},

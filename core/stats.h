@@ -88,6 +88,9 @@ struct GpuStats {
   // accesses to other GPUs' memory (bytes, sector-rounded), and the pages it mapped there.
   std::uint64_t peer_copy_out_bytes = 0, peer_copy_in_bytes = 0;
   std::uint64_t peer_remote_bytes = 0, peer_maps = 0;
+  /// Its fault servicing waited for another GPU's service of the same VA block (the block lock).
+  std::uint64_t block_lock_waits = 0;
+  Tick block_lock_wait = 0;
 };
 
 /// Cost and outcome of sampled observability (ObservUVM §IV-A), indexed by ObservePurpose

@@ -109,6 +109,12 @@ struct VaBlock {
   std::uint32_t fault_migrations_to_last_proc = 0;
   Processor last_migration_dest = Processor::Cpu;
 
+  /// The block's lock (uvm_va_block_t.lock) as the GPUs' fault servicing takes it: the driver
+  /// time its last holder's service of the block ended, and that holder's GPU. Another GPU's
+  /// bottom half servicing the block waits for it (BlockService::service).
+  Tick lock_free_at = 0;
+  std::uint8_t lock_gpu = 0;
+
   /// GPU `g`'s state of the block. GPU 0's is inline, so the access path of a one-GPU machine
   /// reads it from the block itself; the other GPUs' states are made on first use
   /// (VaSpace::add_gpu_states), as the driver allocates a uvm_va_block_gpu_state_t only when a

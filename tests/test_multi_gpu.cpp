@@ -242,6 +242,44 @@ TEST(MultiGpu, HostOperationsReachEveryGpusCopy) {
   EXPECT_EQ(num(j["driver"]["frees"]), 1u);
 }
 
+TEST(MultiGpu, TwoGpusServicingOneVaBlockTakeItsLockInTurn) {
+  // GPUs 0 and 1 read different halves of one 2 MB block at the same time (single pages move:
+  // no prefetch), so no page moves between them, but their bottom halves service the same VA
+  // block and the block lock makes one wait for the other (service_fault_batch_block). The same
+  // reads on two separate blocks never wait.
+  TempDir d;
+  auto make = [&](const std::string& name, bool same_block) {
+    const auto path = d.file(name);
+    Program p({{"X", 2 * M}, {"Y", 2 * M}}, 2);
+    p.open(path);
+    p.w->host_event(set_device(0));
+    launch(p, 0, 0, 0, M);
+    p.w->host_event(set_device(1));
+    launch(p, 1, same_block ? 0 : 1, same_block ? M : 0, M);
+    p.w->host_event(synchronize());
+    p.finish();
+    return path;
+  };
+  const auto shared = run_sim(make("shared.uvt", true), {"system.gpus=2", "engine.prefetch=none"});
+  const auto apart = run_sim(make("apart.uvt", false), {"system.gpus=2", "engine.prefetch=none"});
+  for (const auto& j : {shared, apart}) {
+    EXPECT_EQ(num(j["accesses"]), 2 * M / 4096);
+    EXPECT_EQ(num(j["driver"]["zero_filled_pages"]), 2 * M / 4096);  // no page moved twice
+  }
+  const std::uint64_t waits =
+      num(shared["gpus"][0]["block_lock_waits"]) + num(shared["gpus"][1]["block_lock_waits"]);
+  EXPECT_GT(waits, 0u);
+  EXPECT_GT(
+      num(shared["gpus"][0]["block_lock_wait_ns"]) + num(shared["gpus"][1]["block_lock_wait_ns"]),
+      0u);
+  for (unsigned g = 0; g < 2; ++g) {
+    EXPECT_EQ(num(apart["gpus"][g]["block_lock_waits"]), 0u);
+    EXPECT_EQ(num(apart["gpus"][g]["block_lock_wait_ns"]), 0u);
+  }
+  // Waiting for the lock costs time: the shared run ends later.
+  EXPECT_GT(num(shared["sim_time_ns"]), num(apart["sim_time_ns"]));
+}
+
 TEST(MultiGpu, RecordingOptsOrderAndTooManyGpusAreOneLineErrors) {
   TempDir d;
   const auto t = gen(d, "random", "8M");
@@ -351,7 +389,8 @@ TEST(MultiGpu, ANodePresetExtendsAGpuPreset) {
 TEST(MultiGpu, EveryPolicyRunsAFourGpuProgramToTheEnd) {
   // Four GPUs share two allocations in two rounds of concurrent kernels (reads and writes,
   // one allocation read-mostly), with user prefetches, a CPU write and a free in between, at
-  // 50 % oversubscription per GPU: every eviction and placement policy completes every access
+  // 50 % oversubscription per GPU, with and without peer access: every eviction and placement
+  // policy completes every access
   // (single pages move: with whole-block prefetching, kernels writing the same blocks at once
   // can livelock, docs/multi-gpu.md).
   TempDir d;
@@ -386,14 +425,26 @@ TEST(MultiGpu, EveryPolicyRunsAFourGpuProgramToTheEnd) {
     std::uint64_t sum = 0;
     for (const auto& g : j["gpus"]) sum += num(g["accesses"]);
     EXPECT_EQ(sum, records) << what;
-    // Pages move between GPUs, except under `host`, which keeps everything in host memory.
-    if (what == "host")
+    // Pages move between GPUs (staged through the host, or over the peer links), except under
+    // `host`, which keeps everything in host memory.
+    std::uint64_t peer_copies = 0;
+    if (j.contains("peer_links"))
+      for (const auto& l : j["peer_links"]) peer_copies += num(l["copy_bytes"]);
+    if (what.starts_with("host"))
       EXPECT_EQ(num(j["remote_accesses"]), records) << what;
+    else if (j.contains("peer_links"))
+      EXPECT_GT(peer_copies, 0u) << what;
     else
       EXPECT_GT(num(j["dtoh_bytes_by_cause"]["peer_staged"]), 0u) << what;
   };
-  for (const auto& e : EvictionRegistry::all()) check({"engine.eviction=" + e.name}, e.name);
-  for (const auto& e : PlacementRegistry::all()) check({"engine.placement=" + e.name}, e.name);
+  for (const char* peer : {"none", "pcie", "nvlink"}) {
+    const std::string ps = std::string("system.peer=") + peer;
+    const std::string tag = std::string(peer) == "none" ? "" : std::string(" ") + peer;
+    for (const auto& e : EvictionRegistry::all())
+      check({"engine.eviction=" + e.name, ps}, e.name + tag);
+    for (const auto& e : PlacementRegistry::all())
+      check({"engine.placement=" + e.name, ps}, e.name + tag);
+  }
 }
 
 }  // namespace

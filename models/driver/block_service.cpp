@@ -17,6 +17,23 @@ std::uint64_t BlockService::service(std::span<const BatchFault> faults, ServiceT
                     "accesses allocation '" + r->name + "' after its MemFree (cudaFree)");
   }
   VaBlock& b = dc_.va().blocks()[dc_.va().block_index(*r, faults.front().page_va)];
+  // service_fault_batch_block takes the block's lock for the block's whole service: another
+  // GPU's bottom half still servicing it (its driver time past ours) holds us off. One GPU's
+  // services of a block follow each other anyway.
+  if (b.lock_gpu != dc_.gpu && b.lock_free_at > st.cpu) {
+    GpuStats& g = dc_.stats().per_gpu[dc_.gpu];
+    ++g.block_lock_waits;
+    g.block_lock_wait += b.lock_free_at - st.cpu;
+    st.cpu = b.lock_free_at;
+  }
+  const std::uint64_t dups = service_locked(b, faults, st, throttled);
+  b.lock_free_at = st.cpu;
+  b.lock_gpu = dc_.gpu;
+  return dups;
+}
+
+std::uint64_t BlockService::service_locked(VaBlock& b, std::span<const BatchFault> faults,
+                                           ServiceTimes& st, bool& throttled) {
   st.cpu += ns_to_ps(dc_.cfg.cost.block_ns);
   ++dc_.stats().va_blocks_serviced;
   if (residency_.ats_system(b)) return service_system(b, faults, st);

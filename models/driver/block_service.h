@@ -47,6 +47,9 @@ class BlockService {
     bool collapsed = false;  ///< a write ended read duplication of a GPU-resident page
     std::uint64_t duplicates = 0;
   };
+  /// service() once the block's lock is held.
+  std::uint64_t service_locked(VaBlock& b, std::span<const BatchFault> faults, ServiceTimes& st,
+                               bool& throttled);
   Classified classify(VaBlock& b, std::span<const BatchFault> faults, Tick now, bool& throttled);
   void map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& st);
   /// With peer access, the GPU whose memory serves `page` of `b` for this GPU's fault instead of
