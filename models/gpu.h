@@ -174,7 +174,8 @@ class Gpu final : public ThreadblockSource {
              !(write && g.read_only.test(page));
     return g.remote_mapped.test(page) ||
            ((b.accessed_by & self_bit_) && b.cpu_resident.test(page)) ||
-           (peers_ && peer_mapped(b, g, page));
+           // A peer's copy of a read-mostly page is read-only (a read duplicate): a write faults.
+           (peers_ && !(write && b.read_mostly) && peer_mapped(b, g, page));
   }
   void raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint32_t block,
                    unsigned page, Tick t);

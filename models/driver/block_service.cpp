@@ -86,7 +86,7 @@ BlockService::Classified BlockService::classify(VaBlock& b, std::span<const Batc
     }
     prev = page;
     const bool write = f.kind >= AccessKind::Write;
-    if (gs.remote_mapped.test(page) || gs.peer_mapped.test(page) ||
+    if (gs.remote_mapped.test(page) || (gs.peer_mapped.test(page) && !(write && b.read_mostly)) ||
         (gs.resident.test(page) && !(write && gs.read_only.test(page)))) {
       ++s.faults_already_resident;
       continue;

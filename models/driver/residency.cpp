@@ -14,7 +14,7 @@ void Residency::set_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) {
   // about the GPU's present, the event time: a GPU access at that time is what reads them.
   gs.add_map_pending(minus(pages, gs.resident), dc_.sim.queue.now());
   gs.resident |= pages;
-  gs.peer_mapped.and_not(pages);  // a local copy replaces a mapping of a peer's
+  if (b.has_peer_states()) gs.peer_mapped.and_not(pages);  // a local copy replaces a peer's
   gs.count = gs.resident.count();
   if (was_empty && gs.count) policies_.each_for(b, [&](PolicyBase& p) { p.on_populated(b, now); });
 }
