@@ -192,6 +192,35 @@ TEST(MultiGpuPeer, AccessedByMapsAPeersCopyWithoutAFault) {
   EXPECT_EQ(num(j["gpus"][1]["peer_link"]["maps"]), 0u);  // no fault made a mapping
 }
 
+TEST(MultiGpuPeer, AWriteToAReadMostlyPeerCopyFaultsDespiteAccessedBy) {
+  // GPU 0 first-touches X; X is then accessed-by GPU 1 and read-mostly. GPU 1 reads it: over the
+  // accessed-by mapping, remotely, no fault. GPU 1 then writes it: a peer's copy of a read-mostly
+  // page is read-only, so each write faults and the page moves to GPU 1 (4 MB GPU to GPU), and
+  // no write goes over the link.
+  TempDir d;
+  const auto path = d.file("rm_write.uvt");
+  Program p({{"X", 4 * M}}, 3);
+  p.open(path);
+  p.w->host_event(set_device(0));
+  launch(p, 0, 0, 0, 4 * M);
+  p.w->host_event(synchronize());
+  p.w->host_event(advise(p.base(0), 4 * M, trace::Advice::SetAccessedBy, gpu_processor(1)));
+  p.w->host_event(advise(p.base(0), 4 * M, trace::Advice::SetReadMostly, Processor::Cpu));
+  p.w->host_event(set_device(1));
+  launch(p, 1, 0, 0, 4 * M);
+  p.w->host_event(synchronize());
+  launch(p, 2, 0, 0, 4 * M, AccessKind::Write);
+  p.w->host_event(synchronize());
+  p.finish();
+  const auto j = run_sim(path, {"system.gpus=2", "system.peer=nvlink"});
+  EXPECT_EQ(num(j["accesses"]), 3 * kPages4M);
+  EXPECT_EQ(num(j["kernels"][1]["gpu_faults"]), 0u);
+  EXPECT_EQ(num(link(j, 0, 1)["remote_bytes"]), kPages4M * 128);  // kernel 1's reads only
+  EXPECT_EQ(num(link(j, 1, 0)["remote_bytes"]), 0u);              // no remote write
+  EXPECT_GT(num(j["kernels"][2]["gpu_faults"]), 0u);
+  EXPECT_EQ(num(link(j, 0, 1)["copy_bytes"]), 4 * M);
+}
+
 TEST(MultiGpuPeer, ReadDuplicatesComeFromAPeerAndAWriteInvalidatesThem) {
   // X is read-mostly. GPU 0 first-touches it (zero-filled); GPU 1 reads it: a duplicate of each
   // page comes from GPU 0 over the link (4 MB) and GPU 0 keeps its copy. GPU 1 then writes X:
