@@ -78,6 +78,25 @@ struct Program {
   void finish() { w->finish(); }
 };
 
+/// One launch of `kernel` without a synchronisation after it (the host goes on): a single warp
+/// touches every page of [off, off+size) of `alloc` in order with `kind`, 128 B each, each access
+/// waiting for the previous one.
+inline void launch(Program& p, std::uint32_t kernel, std::uint32_t alloc, std::uint64_t off,
+                   std::uint64_t size, AccessKind kind = AccessKind::Read) {
+  p.w->begin_launch(kernel, -1);
+  p.w->begin_block(1);
+  for (std::uint64_t o = off; o < off + size; o += 4096) {
+    trace::AccessRecord r;
+    r.va = p.base(alloc) + o;
+    r.ref_id = alloc;
+    r.bytes = 128;
+    r.gap_cycles = 10;
+    r.kind = kind;
+    p.w->access(0, r);
+  }
+  p.w->end_block();
+}
+
 /// Host events for hand-written traces: cudaSetDevice(gpu), cudaDeviceSynchronize,
 /// cudaMemPrefetchAsync and cudaMemAdvise of [va, va+size).
 inline trace::HostEvent set_device(unsigned gpu) {

@@ -17,24 +17,6 @@ namespace {
 constexpr std::uint64_t M = 1 << 20;
 constexpr std::uint64_t kPages4M = 4 * M / 4096;
 
-/// One launch of `kernel`: a single warp touches every page of [off, off+size) of `alloc` in
-/// order with `kind`, no synchronisation after it (the host goes on).
-void launch(Program& p, std::uint32_t kernel, std::uint32_t alloc, std::uint64_t off,
-            std::uint64_t size, AccessKind kind = AccessKind::Read) {
-  p.w->begin_launch(kernel, -1);
-  p.w->begin_block(1);
-  for (std::uint64_t o = off; o < off + size; o += 4096) {
-    trace::AccessRecord r;
-    r.va = p.base(alloc) + o;
-    r.ref_id = alloc;
-    r.bytes = 128;
-    r.gap_cycles = 10;
-    r.kind = kind;
-    p.w->access(0, r);
-  }
-  p.w->end_block();
-}
-
 /// The statistics of a run without what names the machine or the trace file (configuration,
 /// memory, trace and per-GPU sections, each kernel's GPU) or varies between runs (wall time,
 /// throughput).

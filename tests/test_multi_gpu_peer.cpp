@@ -15,24 +15,6 @@ namespace {
 constexpr std::uint64_t M = 1 << 20;
 constexpr std::uint64_t kPages4M = 4 * M / 4096;
 
-/// One launch of `kernel`: a single warp touches every page of [off, off+size) of `alloc` in
-/// order with `kind`, each access waiting for the previous one.
-void launch(Program& p, std::uint32_t kernel, std::uint32_t alloc, std::uint64_t off,
-            std::uint64_t size, AccessKind kind = AccessKind::Read) {
-  p.w->begin_launch(kernel, -1);
-  p.w->begin_block(1);
-  for (std::uint64_t o = off; o < off + size; o += 4096) {
-    trace::AccessRecord r;
-    r.va = p.base(alloc) + o;
-    r.ref_id = alloc;
-    r.bytes = 128;
-    r.gap_cycles = 10;
-    r.kind = kind;
-    p.w->access(0, r);
-  }
-  p.w->end_block();
-}
-
 /// X (4 MB) is touched by the GPUs `order`, one kernel each, synchronised in between; before,
 /// `setup` writes host events (advice).
 std::string program(const TempDir& d, const std::string& name, const std::vector<unsigned>& order,
@@ -170,22 +152,35 @@ TEST(MultiGpuPeer, APreferredLocationOnAPeerKeepsThePagesThereAndMapsThem) {
   EXPECT_EQ(num(none["remote_accesses"]), 0u);
 }
 
-TEST(MultiGpuPeer, AccessedByMapsAPeersCopyWithoutAFault) {
-  // GPU 0 first-touches X; X is accessed-by GPU 1, which then reads it: the pages stay on GPU 0
-  // and GPU 1 maps them where they are: no fault, no copy, every read over the link.
-  TempDir d;
-  const auto path = d.file("accessed_by.uvt");
-  Program p({{"X", 4 * M}}, 2);
+/// GPU 0 first-touches X; X becomes accessed-by GPU 1 (and read-mostly with `read_mostly`);
+/// GPU 1 reads X, then (with `then_write`) writes it.
+std::string accessed_by_program(const TempDir& d, bool read_mostly, bool then_write) {
+  const auto path = d.file(read_mostly ? "accessed_by_rm.uvt" : "accessed_by.uvt");
+  Program p({{"X", 4 * M}}, 3);
   p.open(path);
   p.w->host_event(set_device(0));
   launch(p, 0, 0, 0, 4 * M);
   p.w->host_event(synchronize());
   p.w->host_event(advise(p.base(0), 4 * M, trace::Advice::SetAccessedBy, gpu_processor(1)));
+  if (read_mostly)
+    p.w->host_event(advise(p.base(0), 4 * M, trace::Advice::SetReadMostly, Processor::Cpu));
   p.w->host_event(set_device(1));
   launch(p, 1, 0, 0, 4 * M);
   p.w->host_event(synchronize());
+  if (then_write) {
+    launch(p, 2, 0, 0, 4 * M, AccessKind::Write);
+    p.w->host_event(synchronize());
+  }
   p.finish();
-  const auto j = run_sim(path, {"system.gpus=2", "system.peer=nvlink"});
+  return path;
+}
+
+TEST(MultiGpuPeer, AccessedByMapsAPeersCopyWithoutAFault) {
+  // The pages stay on GPU 0 and GPU 1 maps them where they are: no fault, no copy, every read
+  // over the link.
+  TempDir d;
+  const auto j =
+      run_sim(accessed_by_program(d, false, false), {"system.gpus=2", "system.peer=nvlink"});
   EXPECT_EQ(num(j["kernels"][1]["gpu_faults"]), 0u);
   EXPECT_EQ(num(link(j, 0, 1)["remote_bytes"]), kPages4M * 128);
   EXPECT_EQ(num(link(j, 0, 1)["copy_bytes"]), 0u);
@@ -193,26 +188,12 @@ TEST(MultiGpuPeer, AccessedByMapsAPeersCopyWithoutAFault) {
 }
 
 TEST(MultiGpuPeer, AWriteToAReadMostlyPeerCopyFaultsDespiteAccessedBy) {
-  // GPU 0 first-touches X; X is then accessed-by GPU 1 and read-mostly. GPU 1 reads it: over the
-  // accessed-by mapping, remotely, no fault. GPU 1 then writes it: a peer's copy of a read-mostly
-  // page is read-only, so each write faults and the page moves to GPU 1 (4 MB GPU to GPU), and
-  // no write goes over the link.
+  // X read-mostly too: GPU 1's reads still go over the accessed-by mapping, remotely, without a
+  // fault. Its writes do not: a peer's copy of a read-mostly page is read-only, so each write
+  // faults and the page moves to GPU 1 (4 MB GPU to GPU); no write goes over the link.
   TempDir d;
-  const auto path = d.file("rm_write.uvt");
-  Program p({{"X", 4 * M}}, 3);
-  p.open(path);
-  p.w->host_event(set_device(0));
-  launch(p, 0, 0, 0, 4 * M);
-  p.w->host_event(synchronize());
-  p.w->host_event(advise(p.base(0), 4 * M, trace::Advice::SetAccessedBy, gpu_processor(1)));
-  p.w->host_event(advise(p.base(0), 4 * M, trace::Advice::SetReadMostly, Processor::Cpu));
-  p.w->host_event(set_device(1));
-  launch(p, 1, 0, 0, 4 * M);
-  p.w->host_event(synchronize());
-  launch(p, 2, 0, 0, 4 * M, AccessKind::Write);
-  p.w->host_event(synchronize());
-  p.finish();
-  const auto j = run_sim(path, {"system.gpus=2", "system.peer=nvlink"});
+  const auto j =
+      run_sim(accessed_by_program(d, true, true), {"system.gpus=2", "system.peer=nvlink"});
   EXPECT_EQ(num(j["accesses"]), 3 * kPages4M);
   EXPECT_EQ(num(j["kernels"][1]["gpu_faults"]), 0u);
   EXPECT_EQ(num(link(j, 0, 1)["remote_bytes"]), kPages4M * 128);  // kernel 1's reads only
