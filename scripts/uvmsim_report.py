@@ -9,6 +9,8 @@ PNG and SVG, into OUT_DIR:
   page_faults          GPU page faults per workload and policy
   evictions            evicted 2 MB chunks (oversubscribed levels only)
   link_traffic         bytes over the host link by cause (HtoD and DtoH), stacked
+  gpu_traffic          (several GPUs) each GPU's host-link bytes: HtoD, DtoH, staged, zero-copy
+  link_directions      (several GPUs) each host link (and peer link) in both directions
   runtime_vs_oversub   runtime against oversubscription, one line per policy
   prefetch_use         prefetched pages useful / useless / unresolved at the end, per policy
 plus index.html showing them and figures.json, a machine-readable account of what each figure
@@ -77,6 +79,22 @@ DTOH_CAUSES = ["eviction", "cpu_fault", "user_prefetch", "observation", "placeme
 # Zero-copy traffic: GPU accesses served over the link without migrating (remote mappings).
 REMOTE_KINDS = ["read", "write"]
 PREFETCH_CAUSES = ["prefetch", "region_prefetch", "user_prefetch", "placement"]
+# Per-GPU columns of a run on several GPUs (results.csv, `gpu<N>.` + the stats' "gpus" entry,
+# docs/stats.md): each GPU's host link, both ways, and what of it was staged for another GPU or
+# zero-copy.
+GPU_HTOD = "host_link.htod_bytes"
+GPU_DTOH = "host_link.dtoh_bytes"
+GPU_STAGED = "host_link.peer_staged_bytes"
+GPU_REMOTE = "host_link.remote_bytes"
+# Peer links (a node with peer access): the bytes GPU N sent to other GPUs over its peer links
+# (tx) and received from them (rx). THE HOOK for peer-link columns: the first pair whose columns
+# the table has is drawn, in the per-GPU and the per-link figures; a pair added here is drawn
+# with no other change.
+PEER_LINK_COLUMNS = [("peer_tx_bytes", "peer_rx_bytes"),
+                     ("peer_link.copy_out_bytes", "peer_link.copy_in_bytes")]
+# A GPU's remote (zero-copy) accesses to other GPUs' memory: a layer of the per-GPU figure, not
+# of the per-link one (its reads come in, its writes go out; the column does not split them).
+PEER_REMOTE = "peer_link.remote_bytes"
 # An explosion of the value range switches an axis to log scale.
 LOG_RATIO = 30.0
 
@@ -148,6 +166,7 @@ class Sweep:
             if reader.fieldnames is None or "status" not in reader.fieldnames:
                 die(csv_path + ": not a uvmsim results table (no 'status' column)")
             self.rows = list(reader)
+            self.fields = list(reader.fieldnames)
         self.ok = [r for r in self.rows if r["status"] == "ok"]
         if not self.ok:
             die(csv_path + ": no finished points to plot")
@@ -587,6 +606,167 @@ def fig_prefetch_use(sw, gpu, info=None):
     return fig
 
 
+def node_gpus(sw, gpu):
+    """The GPU ordinals with per-GPU columns (gpu<N>.host_link.*) in the points of preset `gpu`,
+    in order; empty for one-GPU runs."""
+    out = []
+    for f in sw.fields:
+        if f.startswith("gpu") and f.endswith("." + GPU_HTOD) and f[3:-len(GPU_HTOD) - 1].isdigit():
+            g = int(f[3:-len(GPU_HTOD) - 1])
+            if any(num(r.get(f)) is not None for r in sw.select(gpu=gpu)):
+                out.append(g)
+    return sorted(out)
+
+
+def peer_link_columns(sw, g, gpu=None):
+    """(tx, rx) columns of GPU g's peer-link bytes (PEER_LINK_COLUMNS, the hook), or None when
+    the table has none (no peer access); with `gpu`, also None when no point of that preset
+    has values in them (a node without peer access in a sweep that has one with it)."""
+    for tx, rx in PEER_LINK_COLUMNS:
+        tx, rx = "gpu%d.%s" % (g, tx), "gpu%d.%s" % (g, rx)
+        if tx in sw.fields and rx in sw.fields:
+            if gpu is not None and not any(num(r.get(tx)) is not None or num(r.get(rx)) is not None
+                                           for r in sw.select(gpu=gpu)):
+                return None
+            return tx, rx
+    return None
+
+
+def per_gpu_panels(sw, gpu, groups, layers, ylabel, title, legend_note, info, mirrored=False):
+    """Rows = workloads, columns = oversubscription levels; in each panel one cluster of bars
+    per series, one bar per group (a GPU, or a link), stacked by layer. `layers` are (label,
+    colour, hatch, sign, value(row, group) -> bytes or None); with `mirrored`, layers of sign -1
+    are drawn below zero (traffic out of the GPU) and sign +1 above (into it)."""
+    nr, nc = len(sw.workloads), len(sw.levels)
+    ns, ng = len(sw.series), len(groups)
+    slot = ng + 1  # a gap between the series' clusters
+    width = max(3.0, 0.16 * ns * slot + 1.2)
+    fig, axs = plt.subplots(nr, nc, figsize=(width * nc, 3.1 * nr), squeeze=False, sharey="row")
+    bars = []
+    for wi, w in enumerate(sw.workloads):
+        row_lo, row_hi = 0.0, 0.0
+        for li, level in enumerate(sw.levels):
+            ax = axs[wi][li]
+            xs = [si * slot + gi for si in range(ns) for gi in range(ng)]
+            up, down = [0.0] * len(xs), [0.0] * len(xs)
+            cells = [{} for _ in xs]
+            for label, colour, hatch, sign, value in layers:
+                ys = []
+                for si, s in enumerate(sw.series):
+                    pts = sw.select(gpu=gpu, level=level, workload=w, series=s)
+                    for gi, grp in enumerate(groups):
+                        v = mean([value(r, grp) for r in pts])
+                        cells[si * ng + gi][label] = v
+                        ys.append((v or 0.0) / 2**20)
+                base = down if (mirrored and sign < 0) else up
+                heights = [-y for y in ys] if (mirrored and sign < 0) else ys
+                ax.bar(xs, heights, bottom=base, width=0.85, color=colour, hatch=hatch or None,
+                       edgecolor="black", linewidth=0.3, label=label)
+                for i, h in enumerate(heights):
+                    base[i] += h
+            row_lo, row_hi = min([row_lo] + down), max([row_hi] + up)
+            for si, s in enumerate(sw.series):
+                for gi, grp in enumerate(groups):
+                    bars.append(dict({"workload": w, "level": level, "series": s,
+                                      "group": grp[0]}, **cells[si * ng + gi]))
+            short = max(len(g[0]) for g in groups) <= 2  # GPU numbers, link names
+            ax.set_xticks(xs)
+            ax.set_xticklabels([grp[0] for _ in sw.series for grp in groups], fontsize=6,
+                               rotation=0 if short else 90)
+            # The series name under its cluster.
+            for si, s in enumerate(sw.series):
+                ax.annotate(sw.label(s), (si * slot + (ng - 1) / 2, 0),
+                            xycoords=("data", "axes fraction"), xytext=(0, -22 if short else -34),
+                            textcoords="offset points", ha="right", va="top", fontsize=7,
+                            rotation=30)
+            if mirrored:
+                ax.axhline(0, color="black", linewidth=0.6)
+                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: "%g" % abs(v)))
+            ax.grid(axis="y", linestyle=":", linewidth=0.5)
+            ax.set_axisbelow(True)
+            if wi == 0:
+                ax.set_title(sw.level_title(level, gpu=gpu), fontsize=10)
+            if li == 0:
+                ax.set_ylabel("%s\n%s" % (w, ylabel))
+        if row_hi > row_lo:
+            axs[wi][0].set_ylim(row_lo * 1.08, row_hi * 1.08)  # the row shares its y axis
+    handles, labels = axs[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=min(4, len(labels)), frameon=False,
+               bbox_to_anchor=(0.5, 1.0 + 0.04 * math.ceil(len(labels) / 4) / max(1, nr)))
+    fig.suptitle(title + " (" + legend_note + ")",
+                 y=1.0 + 0.04 * (1 + math.ceil(len(labels) / 4)) / max(1, nr) + 0.02)
+    fig.tight_layout()
+    info.update({"kind": "mirrored" if mirrored else "stacked", "groups": [g[0] for g in groups],
+                 "layers": [l[0] for l in layers], "bars": bars})
+    return fig
+
+
+def fig_gpu_traffic(sw, gpu, info):
+    """Per GPU of the node: its host link's bytes each way, split into the DtoH it staged for
+    another GPU and the rest, its zero-copy bytes, and (with peer access) its peer-link bytes;
+    rows = workloads, columns = levels, a cluster of GPUs per series."""
+    gpus = node_gpus(sw, gpu)
+    if len(gpus) < 2:
+        return None
+
+    def col(c):
+        return lambda r, grp: num(r.get("gpu%d.%s" % (grp[1], c)))
+
+    def dtoh_other(r, grp):
+        d, staged = col(GPU_DTOH)(r, grp), col(GPU_STAGED)(r, grp)
+        return None if d is None else d - (staged or 0.0)
+
+    def peer(i):
+        def get(r, grp):
+            c = peer_link_columns(sw, grp[1])
+            return num(r.get(c[i])) if c else None
+        return get
+
+    layers = [("HtoD (host to GPU)", "#4477AA", "", 1, col(GPU_HTOD)),
+              ("DtoH (eviction, CPU access, ...)", "#EE8866", "", 1, dtoh_other),
+              ("DtoH staged for another GPU", "#BB5566", "//", 1, col(GPU_STAGED)),
+              ("zero-copy (remote) over the host link", "#BBBBBB", "xx", 1, col(GPU_REMOTE)),
+              ("peer link out (tx)", "#228833", "", 1, peer(0)),
+              ("peer link in (rx)", "#99DDAA", "", 1, peer(1)),
+              ("remote accesses to peers' memory", "#99DDAA", "xx", 1, col(PEER_REMOTE))]
+    groups = [(str(g), g) for g in gpus]
+    rows = sw.select(gpu=gpu)
+    layers = [l for l in layers if any((l[4](r, grp) or 0) > 0 for r in rows for grp in groups)]
+    if not layers:
+        return None
+    return per_gpu_panels(sw, gpu, groups, layers, "MiB per GPU",
+                          "Traffic per GPU", "bars: GPU 0, 1, ... of each policy", info)
+
+
+def fig_link_directions(sw, gpu, info):
+    """Per link, both directions: each GPU's host link (up: host to GPU, down: GPU to host) and,
+    when the table has peer-link columns (PEER_LINK_COLUMNS), each GPU's peer link (up:
+    received from other GPUs, down: sent to them)."""
+    gpus = node_gpus(sw, gpu)
+    if len(gpus) < 2:
+        return None
+    groups = [("h%d" % g, g, "host") for g in gpus]
+    groups += [("p%d" % g, g, "peer") for g in gpus if peer_link_columns(sw, g, gpu)]
+
+    def into(r, grp):
+        if grp[2] == "host":
+            return num(r.get("gpu%d.%s" % (grp[1], GPU_HTOD)))
+        return num(r.get(peer_link_columns(sw, grp[1])[1]))
+
+    def out_of(r, grp):
+        if grp[2] == "host":
+            return num(r.get("gpu%d.%s" % (grp[1], GPU_DTOH)))
+        return num(r.get(peer_link_columns(sw, grp[1])[0]))
+
+    layers = [("into the GPU (HtoD / peer rx)", "#4477AA", "", 1, into),
+              ("out of the GPU (DtoH / peer tx)", "#EE8866", "", -1, out_of)]
+    kinds = "h<N>: GPU N's host link"
+    if len(groups) > len(gpus):
+        kinds += ", p<N>: its peer links"
+    return per_gpu_panels(sw, gpu, groups, layers, "MiB (up: in, down: out)",
+                          "Traffic per link and direction", kinds, info, mirrored=True)
+
+
 def summary_table(sw, gpu):
     """Geomean speedup over workloads per series and level."""
     out = ["<table><tr><th>policy</th>" + "".join("<th>%s</th>" % html.escape(oversub_label(l)) for l in sw.levels) + "</tr>"]
@@ -933,6 +1113,27 @@ figcaption { color: #444; font-size: 0.9em; }</style></head><body>
         print("wrote " + w)
 
 
+def gpu_suffixes(gpus):
+    """File-name suffix of each GPU section's figures: "" for a single GPU, else "_" + the
+    preset's name. A preset given as a JSON file (a path) is named by its file name without
+    ".json", other characters than letters, digits, '.', '-' and '_' replaced; a name two
+    presets share gets "-2", "-3", ..."""
+    if len(gpus) == 1:
+        return {gpus[0]: ""}
+    out, used = {}, set()
+    for gpu in gpus:
+        base = os.path.basename(gpu)
+        base = base[:-5] if base.endswith(".json") else base
+        base = "".join(c if c.isalnum() or c in ".-_" else "_" for c in base) or "gpu"
+        name, n = base, 1
+        while name in used:
+            n += 1
+            name = "%s-%d" % (base, n)
+        used.add(name)
+        out[gpu] = "_" + name
+    return out
+
+
 def main():
     if len(sys.argv) != 3:
         die("usage: uvmsim_report.py SWEEP_DIR|VALIDATION.json OUT_DIR")
@@ -952,8 +1153,9 @@ def main():
     sections = []
     manifest = {"format": MANIFEST_FORMAT, "sweep": sw.name, "seed_axes": sw.seed_axes,
                 "placement_series": sorted(sw.placement_series), "figures": {}}
+    suffixes = gpu_suffixes(sw.gpus)
     for gpu in sw.gpus:
-        suffix = "" if len(sw.gpus) == 1 else "_" + gpu
+        suffix = suffixes[gpu]
         figs = []
         base = sw.baseline or "the baseline policy"
         infos = defaultdict(dict)
@@ -980,6 +1182,20 @@ def main():
                          "demand and prefetch migrations, device-to-host eviction write-backs, and "
                          "zero-copy reads and writes of remotely mapped pages (not copies, but the "
                          "same link)."))
+        f = fig_gpu_traffic(sw, gpu, infos["gpu_traffic"])
+        if f:
+            figs.append(("gpu_traffic", f, "Bytes over each GPU's host link, per GPU of the node "
+                         "(a cluster of bars per policy: GPU 0, 1, ...): host to device, device to "
+                         "host split into what the GPU staged for another GPU (a page another GPU "
+                         "faulted on, copied out through host memory without peer access) and the "
+                         "rest (evictions, CPU accesses), zero-copy accesses, and with peer access "
+                         "the bytes each GPU sent and received over its peer links and its remote "
+                         "accesses to other GPUs' memory."))
+        f = fig_link_directions(sw, gpu, infos["link_directions"])
+        if f:
+            figs.append(("link_directions", f, "Each link's bytes in both directions: above zero "
+                         "into the GPU, below zero out of it; h&lt;N&gt; is GPU N's host link and, "
+                         "on a node with peer access, p&lt;N&gt; its peer links."))
         f = fig_runtime_vs_oversub(sw, gpu, False, info=infos["runtime_vs_oversub"])
         if f:
             figs.append(("runtime_vs_oversub", f, "Simulated runtime as the footprint exceeds GPU "

@@ -5,6 +5,8 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -15,6 +17,7 @@
 #include "sim/check/expectations.h"
 #include "sim/sweep/results.h"
 #include "sim/sweep/spec.h"
+#include "sim/sweep/table.h"
 #include "tests/sweep_test_util.h"
 #include "tests/test_util.h"
 
@@ -128,6 +131,124 @@ TEST(SweepRun, LocalSweepMatchesUvmsimRunAndRerunSkipsFinishedPoints) {
     EXPECT_TRUE(contains(index, std::string(fig) + ".png")) << fig;
   }
   EXPECT_TRUE(contains(index, "results.csv"));
+}
+
+// A two-GPU node (a100-40gb with system.gpus = 2): an all-to-all shuffle over both GPUs and a
+// one-GPU page-touch kernel that runs on GPU 0 of the node.
+constexpr const char* kNodeSpec = R"J({
+  "name": "node",
+  "workloads": [{"name": "alltoall", "generator": "mgpu-alltoall", "footprint": "16M",
+                 "params": {"gpus": "2", "rounds": "2"}},
+                {"name": "regular", "generator": "regular", "footprint": "4M", "params": {"init": "cpu"}}],
+  "gpus": ["a100-40gb"],
+  "set": {"system.gpus": 2},
+  "prefetch": ["tree", "none"],
+  "oversub": [0]
+})J";
+
+TEST(SweepRun, TableHasPerGpuColumnsForARunOnSeveralGpus) {
+  constexpr std::uint64_t MiB = 1 << 20;
+  TempDir d;
+  const std::string spec = d.file("node.json"), out = d.file("out");
+  test::write_text(spec, kNodeSpec);
+  auto r = uvmsim({"sweep", spec, "--out", out, "--jobs", "2"});
+  ASSERT_EQ(r.status.code, 0) << r.output;
+  const auto rows = sweep::read_csv(out + "/results.csv");
+  ASSERT_EQ(rows.size(), 5u);
+  const auto& head = rows[0];
+  // The per-GPU columns follow `build`, GPU by GPU, each GPU's in the same order.
+  const std::vector<std::string> per_gpu = {"kernels",
+                                            "kernel_time_ns",
+                                            "accesses",
+                                            "gpu_faults",
+                                            "fault_batches",
+                                            "evictions",
+                                            "host_link.htod_bytes",
+                                            "host_link.dtoh_bytes",
+                                            "host_link.peer_staged_bytes",
+                                            "host_link.remote_bytes"};
+  // Per GPU the ten above, then the rest of its entry (none here, or more with other models).
+  const auto is_gpu_column = [](const std::string& c) {
+    return c.size() > 3 && c.rfind("gpu", 0) == 0 && std::isdigit(static_cast<unsigned char>(c[3]));
+  };
+  const auto build = std::find(head.begin(), head.end(), "build");
+  ASSERT_NE(build, head.end());
+  const auto block_end = std::find_if_not(build + 1, head.end(), is_gpu_column);
+  const std::vector<std::string> block(build + 1, block_end);
+  EXPECT_EQ(std::count_if(block_end, head.end(), is_gpu_column), 0);
+  const auto gpu1 = std::find_if(block.begin(), block.end(),
+                                 [](const std::string& c) { return c.rfind("gpu1.", 0) == 0; });
+  ASSERT_GE(gpu1 - block.begin(), 10);
+  ASSERT_GE(block.end() - gpu1, 10);
+  for (std::size_t i = 0; i < per_gpu.size(); ++i) {
+    EXPECT_EQ(block[i], "gpu0." + per_gpu[i]);
+    EXPECT_EQ(gpu1[static_cast<std::ptrdiff_t>(i)], "gpu1." + per_gpu[i]);
+  }
+  for (auto c = block.begin(); c != block.end(); ++c)
+    EXPECT_EQ(c->rfind(c < gpu1 ? "gpu0." : "gpu1.", 0), 0u) << *c;
+
+  std::map<std::string, std::map<std::string, std::string>> by_label;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), head.size());
+    for (std::size_t c = 0; c < head.size(); ++c) by_label[rows[i][2]][head[c]] = rows[i][c];
+  }
+  const auto u = [](const std::string& cell) { return std::stoull(cell); };
+  // mgpu-alltoall (docs/generators.md): chunk = 16 MiB / (2 * 2^2) = 2 MiB; each GPU stages the
+  // chunk of its send buffer the other GPU reads, once in round 0 and twice (taken back by its
+  // pack, then read again) in round 1: (gpus - 1) * chunk * (2 * rounds - 1) = 6 MiB, and takes
+  // the other's chunk in as often. Nothing else moves, whatever the prefetcher does. Accesses:
+  // per round a GPU's pack writes gpus * chunk = 4 MiB, its exchange reads 4 MiB (chunk g of
+  // each send buffer) and writes 4 MiB (its receive buffer), 128 bytes per warp instruction.
+  for (const char* label : {"alltoall prefetch=tree", "alltoall prefetch=none"}) {
+    SCOPED_TRACE(label);
+    auto& row = by_label[label];
+    ASSERT_EQ(row["status"], "ok");
+    for (const std::string g : {"gpu0.", "gpu1."}) {
+      EXPECT_EQ(u(row[g + "host_link.peer_staged_bytes"]), 6u * MiB);
+      EXPECT_EQ(u(row[g + "host_link.dtoh_bytes"]), 6u * MiB);
+      EXPECT_EQ(u(row[g + "host_link.htod_bytes"]), 6u * MiB);
+      EXPECT_EQ(u(row[g + "host_link.remote_bytes"]), 0u);
+      EXPECT_EQ(u(row[g + "evictions"]), 0u);
+      EXPECT_EQ(u(row[g + "kernels"]), 4u);  // pack and alltoall, two rounds
+      EXPECT_EQ(u(row[g + "accesses"]), 2u * 3 * 4 * MiB / 128);
+    }
+    EXPECT_EQ(u(row["dtoh_bytes_by_cause.peer_staged"]), 12u * MiB);
+    // The run's totals are the GPUs' sums.
+    for (const std::string m : {"gpu_faults", "fault_batches", "evictions"})
+      EXPECT_EQ(u(row["gpu0." + m]) + u(row["gpu1." + m]), u(row[m])) << m;
+    for (const std::string m : {"htod_bytes", "dtoh_bytes"})
+      EXPECT_EQ(u(row["gpu0.host_link." + m]) + u(row["gpu1.host_link." + m]), u(row[m])) << m;
+  }
+  // The one-GPU kernel runs on GPU 0: each of its 1024 pages copied in once, one access each;
+  // GPU 1 has nothing.
+  for (const char* label : {"regular prefetch=tree", "regular prefetch=none"}) {
+    SCOPED_TRACE(label);
+    auto& row = by_label[label];
+    ASSERT_EQ(row["status"], "ok");
+    EXPECT_EQ(u(row["gpu0.host_link.htod_bytes"]), 4u * MiB);
+    EXPECT_EQ(u(row["gpu0.accesses"]), 1024u);
+    EXPECT_EQ(u(row["gpu0.kernels"]), 1u);
+    EXPECT_EQ(row["gpu0.gpu_faults"], row["gpu_faults"]);
+    for (const auto& c : per_gpu) EXPECT_EQ(row["gpu1." + c], "0") << c;
+  }
+  EXPECT_EQ(by_label["regular prefetch=none"]["gpu0.gpu_faults"], "1024");
+
+  // The same kernel on one GPU: no per-GPU columns at all (one-GPU tables are as before).
+  const std::string spec1 = d.file("one.json"), out1 = d.file("out1");
+  test::write_text(spec1, R"J({"name": "one", "workloads": [{"name": "regular",
+    "generator": "regular", "footprint": "4M", "params": {"init": "cpu"}}],
+    "gpus": ["a100-40gb"], "prefetch": ["tree", "none"], "oversub": [0]})J");
+  r = uvmsim({"sweep", spec1, "--out", out1, "--jobs", "2"});
+  ASSERT_EQ(r.status.code, 0) << r.output;
+  const auto one = sweep::read_csv(out1 + "/results.csv");
+  ASSERT_EQ(one.size(), 3u);
+  for (const auto& c : one[0]) EXPECT_FALSE(is_gpu_column(c)) << c;
+  // ... and its statistics are those of GPU 0 of the node, bit for bit (docs/multi-gpu.md).
+  std::map<std::string, std::string> alone;
+  for (std::size_t c = 0; c < one[0].size(); ++c) alone[one[0][c]] = one[2][c];
+  ASSERT_EQ(alone["label"], "regular prefetch=none");
+  for (const char* m : {"sim_time_ns", "gpu_faults", "htod_bytes", "fault_batches"})
+    EXPECT_EQ(alone[m], by_label["regular prefetch=none"][m]) << m;
 }
 
 TEST(SweepRun, BadInputIsAOneLineErrorNamingTheFile) {

@@ -28,10 +28,10 @@ def report(src, out):
     return json.loads((out / "figures.json").read_text())
 
 
-def write_sweep(d, rows, meta):
+def write_sweep(d, rows, meta, columns=COLUMNS):
     d.mkdir(parents=True, exist_ok=True)
     with open(d / "results.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w = csv.DictWriter(f, fieldnames=columns)
         w.writeheader()
         for i, r in enumerate(rows):
             w.writerow(dict({"id": "%04x" % i, "status": "ok", "gpu": "gtx1080ti",
@@ -149,6 +149,128 @@ def test_prefetch_outcomes_and_accuracy(synthetic):
     assert lru0["accuracy"] == pytest.approx(10 / 12)
     host = [c for c in cells if c["series"] == "host" and c["level"] == "0"][0]
     assert host["accuracy"] is None
+
+
+def test_one_gpu_tables_get_no_per_gpu_figures(synthetic):
+    m, out = synthetic
+    for name in ("gpu_traffic", "link_directions"):
+        assert name not in m["figures"]
+        assert not (out / (name + ".png")).exists()
+
+
+MiB = 1 << 20
+
+
+def node_point(workload, prefetch, oversub, gpus, peer=None):
+    """A row of a sweep on a node: `gpus` is one (htod, dtoh, staged, remote) per GPU, in MiB;
+    `peer` one (tx, rx) per GPU (the peer-link hook's columns) or None (no peer access)."""
+    r = {"label": "%s %s %s" % (workload, prefetch, oversub), "workload": workload,
+         "policy": "", "placement": "driver", "prefetch": prefetch, "oversub": oversub,
+         "seed": 1, "sim_time_ns": 1e6, "gpu_faults": 10, "evictions": 0,
+         "memory.oversubscription_pct": oversub, "htod_bytes_by_cause.demand": 1 << 20}
+    for g, (htod, dtoh, staged, remote) in enumerate(gpus):
+        r.update({"gpu%d.host_link.htod_bytes" % g: htod * MiB,
+                  "gpu%d.host_link.dtoh_bytes" % g: dtoh * MiB,
+                  "gpu%d.host_link.peer_staged_bytes" % g: staged * MiB,
+                  "gpu%d.host_link.remote_bytes" % g: remote * MiB})
+    for g, (tx, rx) in enumerate(peer or []):
+        r.update({"gpu%d.peer_tx_bytes" % g: tx * MiB, "gpu%d.peer_rx_bytes" % g: rx * MiB})
+    return r
+
+
+def node_sweep(tmp_path, peer):
+    per_gpu = ["gpu%d.host_link.%s" % (g, c) for g in range(3)
+               for c in ("htod_bytes", "dtoh_bytes", "peer_staged_bytes", "remote_bytes")]
+    if peer:
+        per_gpu += ["gpu%d.peer_%s_bytes" % (g, d) for g in range(3) for d in ("tx", "rx")]
+    rows = [node_point("shuffle", "tree", 0, [(6, 6, 6, 0), (4, 2, 2, 0), (2, 0, 0, 1)],
+                       [(3, 1), (1, 2), (0, 1)] if peer else None),
+            node_point("shuffle", "none", 0, [(8, 6, 4, 0), (4, 2, 2, 0), (2, 0, 0, 0)],
+                       [(5, 1), (1, 2), (0, 3)] if peer else None),
+            # A one-GPU program on the node: GPUs 1 and 2 carry nothing.
+            node_point("solo", "tree", 0, [(4, 1, 0, 0), (0, 0, 0, 0), (0, 0, 0, 0)],
+                       [(0, 0)] * 3 if peer else None),
+            node_point("solo", "none", 0, [(4, 3, 0, 0), (0, 0, 0, 0), (0, 0, 0, 0)],
+                       [(0, 0)] * 3 if peer else None)]
+    meta = {"name": "node", "axes": ["workload", "gpu", "prefetch", "oversub", "seed"],
+            "varying": ["workload", "prefetch"]}
+    write_sweep(tmp_path / "sweep", rows, meta, COLUMNS[:-1] + per_gpu + ["error"])
+    return report(tmp_path / "sweep", tmp_path / "rep"), tmp_path / "rep"
+
+
+def bar(fig, workload, series, group):
+    found = [b for b in fig["bars"] if (b["workload"], b["series"], b["group"]) ==
+             (workload, series, group)]
+    assert len(found) == 1, (workload, series, group)
+    return found[0]
+
+
+def test_per_gpu_traffic_of_a_node_without_peer_access(tmp_path):
+    m, out = node_sweep(tmp_path, peer=False)
+    g = m["figures"]["gpu_traffic"]
+    assert g["groups"] == ["0", "1", "2"]
+    # Layers zero in the whole sweep (here the peer links) are left out.
+    assert g["layers"] == ["HtoD (host to GPU)", "DtoH (eviction, CPU access, ...)",
+                           "DtoH staged for another GPU", "zero-copy (remote) over the host link"]
+    assert len(g["bars"]) == 2 * 2 * 3  # workloads x series x GPUs
+    b = bar(g, "shuffle", "none", "0")
+    assert (b["HtoD (host to GPU)"], b["DtoH (eviction, CPU access, ...)"],
+            b["DtoH staged for another GPU"]) == (8 * MiB, 2 * MiB, 4 * MiB)
+    assert bar(g, "shuffle", "tree", "2")["zero-copy (remote) over the host link"] == MiB
+    solo = bar(g, "solo", "tree", "1")
+    assert solo["HtoD (host to GPU)"] == solo["DtoH staged for another GPU"] == 0
+    d = m["figures"]["link_directions"]
+    assert d["kind"] == "mirrored" and d["groups"] == ["h0", "h1", "h2"]  # no peer links
+    b = bar(d, "solo", "none", "h0")
+    assert (b["into the GPU (HtoD / peer rx)"], b["out of the GPU (DtoH / peer tx)"]) == (
+        4 * MiB, 3 * MiB)
+    for name in ("gpu_traffic", "link_directions"):
+        assert (out / (name + ".png")).read_bytes()[1:4] == b"PNG"
+        assert "<svg" in (out / (name + ".svg")).read_text()
+    assert "gpu_traffic.png" in (out / "index.html").read_text()
+
+
+def test_peer_link_columns_are_drawn_when_the_table_has_them(tmp_path):
+    m, _ = node_sweep(tmp_path, peer=True)
+    g = m["figures"]["gpu_traffic"]
+    assert g["layers"][-2:] == ["peer link out (tx)", "peer link in (rx)"]
+    b = bar(g, "shuffle", "none", "0")
+    assert (b["peer link out (tx)"], b["peer link in (rx)"]) == (5 * MiB, MiB)
+    d = m["figures"]["link_directions"]
+    assert d["groups"] == ["h0", "h1", "h2", "p0", "p1", "p2"]
+    b = bar(d, "shuffle", "none", "p2")
+    assert (b["into the GPU (HtoD / peer rx)"], b["out of the GPU (DtoH / peer tx)"]) == (
+        3 * MiB, 0)
+    b = bar(d, "shuffle", "tree", "h1")
+    assert (b["into the GPU (HtoD / peer rx)"], b["out of the GPU (DtoH / peer tx)"]) == (
+        4 * MiB, 2 * MiB)
+
+
+def test_a_node_with_peer_access_beside_one_without_and_a_preset_file(tmp_path):
+    # Two GPU sections: a preset name whose points have no peer-link values, and a preset given
+    # as a JSON file (a path) whose points have them. Figures are named after each preset (the
+    # file's name), and only the node with peer access gets peer-link bars.
+    per_gpu = ["gpu%d.host_link.%s" % (g, c) for g in range(2)
+               for c in ("htod_bytes", "dtoh_bytes", "peer_staged_bytes", "remote_bytes")]
+    per_gpu += ["gpu%d.peer_%s_bytes" % (g, d) for g in range(2) for d in ("tx", "rx")]
+    rows = []
+    for gpu, peer in (("x2-nopeer", None), ("/presets/x2 peer.json", [(2, 1), (1, 2)])):
+        for pf in ("tree", "none"):
+            r = node_point("shuffle", pf, 0, [(4, 4, 4 if peer is None else 0, 0)] * 2, peer)
+            rows.append(dict(r, gpu=gpu))
+    meta = {"name": "nodes", "axes": ["workload", "gpu", "prefetch", "oversub", "seed"],
+            "varying": ["gpu", "prefetch"]}
+    write_sweep(tmp_path / "sweep", rows, meta, COLUMNS[:-1] + per_gpu + ["error"])
+    m = report(tmp_path / "sweep", tmp_path / "rep")
+    assert m["figures"]["link_directions_x2-nopeer"]["groups"] == ["h0", "h1"]
+    peer = m["figures"]["link_directions_x2_peer"]
+    assert peer["groups"] == ["h0", "h1", "p0", "p1"]
+    b = bar(peer, "shuffle", "tree", "p1")
+    assert (b["into the GPU (HtoD / peer rx)"], b["out of the GPU (DtoH / peer tx)"]) == (
+        2 * MiB, MiB)
+    assert "DtoH staged for another GPU" not in m["figures"]["gpu_traffic_x2_peer"]["layers"]
+    for name in ("gpu_traffic_x2-nopeer", "link_directions_x2_peer", "page_faults_x2_peer"):
+        assert (tmp_path / "rep" / (name + ".png")).read_bytes()[1:4] == b"PNG"
 
 
 def test_timeline_of_an_events_csv(tmp_path):

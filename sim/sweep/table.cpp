@@ -4,6 +4,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "core/error.h"
 #include "sim/sweep/files.h"
@@ -30,6 +32,29 @@ void flatten(const json& j, const std::string& prefix, std::map<std::string, jso
   }
 }
 
+// Per-GPU statistics (stats "gpus", present with system.gpus > 1): GPU g's entry flattened
+// like the rest under "gpu<g>." ("gpu1.host_link.peer_staged_bytes", "gpu1.evictions").
+void flatten_gpus(const json& gpus, std::map<std::string, json>& out) {
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (!gpus[i].is_object()) continue;
+    json entry = gpus[i];
+    std::size_t g = i;
+    if (entry.contains("gpu") && entry["gpu"].is_number_unsigned())
+      g = entry["gpu"].get<std::size_t>();
+    entry.erase("gpu");
+    flatten(entry, "gpu" + std::to_string(g), out);
+  }
+}
+
+// The GPU of a per-GPU column ("gpu12.evictions" -> 12, its metric "evictions"), or nothing.
+std::optional<std::pair<unsigned long, std::string>> per_gpu(const std::string& column) {
+  if (column.rfind("gpu", 0) != 0) return std::nullopt;
+  std::size_t i = 3;
+  while (i < column.size() && column[i] >= '0' && column[i] <= '9') ++i;
+  if (i == 3 || i > 9 || i >= column.size() || column[i] != '.') return std::nullopt;
+  return std::make_pair(std::stoul(column.substr(3, i - 3)), column.substr(i + 1));
+}
+
 std::string cell(const json& v) {
   if (v.is_null()) return "";
   if (v.is_string()) return csv_field(v.get<std::string>());
@@ -50,6 +75,18 @@ const std::vector<std::string> kLeading = {
     "fault_batches",        "evictions",      "htod_bytes",
     "dtoh_bytes",           "remote_bytes",   "memory.oversubscription_pct",
     "prefetch_use.coverage"};
+// The per-GPU columns follow the run-wide ones, GPU by GPU, each GPU's in this order (then the
+// rest of its entry alphabetically, e.g. peer-link counters).
+const std::vector<std::string> kGpuLeading = {"kernels",
+                                              "kernel_time_ns",
+                                              "accesses",
+                                              "gpu_faults",
+                                              "fault_batches",
+                                              "evictions",
+                                              "host_link.htod_bytes",
+                                              "host_link.dtoh_bytes",
+                                              "host_link.peer_staged_bytes",
+                                              "host_link.remote_bytes"};
 // Policy-private counters (each policy's report()) go to policy_counters.csv, keyed by id, so
 // that results.csv has the same columns whichever policies a sweep compares.
 bool policy_private(const std::string& metric) { return metric.rfind("policies.", 0) == 0; }
@@ -86,6 +123,7 @@ std::map<std::string, json> flatten_metrics(const json& stats) {
     for (const auto& x : stats["kernels"]) k += x.value("time_ns", 0.0);
     m["kernel_time_ns"] = k;
   }
+  if (stats.contains("gpus") && stats["gpus"].is_array()) flatten_gpus(stats["gpus"], m);
   return m;
 }
 
@@ -120,10 +158,20 @@ std::size_t write_results_csv(const std::vector<std::string>& axes, const ordere
   std::vector<std::string> metric_cols;
   for (const auto& m : kLeading)
     if (metric_names.count(m)) metric_cols.push_back(m);
-  std::vector<std::string> rest, private_cols;
+  std::vector<std::string> gpu_cols, rest, private_cols;
   for (const auto& m : metric_names)
     if (std::find(kLeading.begin(), kLeading.end(), m) == kLeading.end())
-      (policy_private(m) ? private_cols : rest).push_back(m);
+      (per_gpu(m) ? gpu_cols : policy_private(m) ? private_cols : rest).push_back(m);
+  const auto gpu_order = [](const std::string& column) {
+    const auto [g, metric] = *per_gpu(column);
+    const auto lead = std::find(kGpuLeading.begin(), kGpuLeading.end(), metric);
+    return std::make_tuple(g, lead - kGpuLeading.begin(), metric);
+  };
+  std::sort(gpu_cols.begin(), gpu_cols.end(), [&](const std::string& a, const std::string& b) {
+    return gpu_order(a) < gpu_order(b);
+  });
+  // Per-GPU columns first among the other metrics: a one-GPU table has none and is unchanged.
+  rest.insert(rest.begin(), gpu_cols.begin(), gpu_cols.end());
 
   std::ostringstream o;
   o << "id,status,label";

@@ -15,8 +15,9 @@
 namespace uvmsim::sweep {
 
 /// The scalar metrics of a result's "stats", flattened with dotted names ("tlb.l1_hit_rate"),
-/// plus the derived "kernel_time_ns" (sum of kernel durations). Leaves out the configuration,
-/// per-kernel records, the batch histogram and the trace path.
+/// plus the derived "kernel_time_ns" (sum of kernel durations) and, for a run on several GPUs
+/// (stats "gpus"), each GPU's entry under "gpu<g>." ("gpu1.host_link.htod_bytes"). Leaves out the
+/// configuration, per-kernel records, the batch histogram and the trace path.
 std::map<std::string, nlohmann::json> flatten_metrics(const nlohmann::json& stats);
 
 /// Writes `csv` atomically, and beside it policy_counters.csv (id, label and the policies' own
