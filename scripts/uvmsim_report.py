@@ -90,8 +90,7 @@ GPU_REMOTE = "host_link.remote_bytes"
 # (tx) and received from them (rx). THE HOOK for peer-link columns: the first pair whose columns
 # the table has is drawn, in the per-GPU and the per-link figures; a pair added here is drawn
 # with no other change.
-PEER_LINK_COLUMNS = [("peer_tx_bytes", "peer_rx_bytes"),
-                     ("peer_link.copy_out_bytes", "peer_link.copy_in_bytes")]
+PEER_LINK_COLUMNS = [("peer_link.copy_out_bytes", "peer_link.copy_in_bytes")]
 # A GPU's remote (zero-copy) accesses to other GPUs' memory: a layer of the per-GPU figure, not
 # of the per-link one (its reads come in, its writes go out; the column does not split them).
 PEER_REMOTE = "peer_link.remote_bytes"

@@ -163,7 +163,7 @@ MiB = 1 << 20
 
 def node_point(workload, prefetch, oversub, gpus, peer=None):
     """A row of a sweep on a node: `gpus` is one (htod, dtoh, staged, remote) per GPU, in MiB;
-    `peer` one (tx, rx) per GPU (the peer-link hook's columns) or None (no peer access)."""
+    `peer` one (copy out, copy in) per GPU (its peer_link columns) or None (no peer access)."""
     r = {"label": "%s %s %s" % (workload, prefetch, oversub), "workload": workload,
          "policy": "", "placement": "driver", "prefetch": prefetch, "oversub": oversub,
          "seed": 1, "sim_time_ns": 1e6, "gpu_faults": 10, "evictions": 0,
@@ -174,7 +174,8 @@ def node_point(workload, prefetch, oversub, gpus, peer=None):
                   "gpu%d.host_link.peer_staged_bytes" % g: staged * MiB,
                   "gpu%d.host_link.remote_bytes" % g: remote * MiB})
     for g, (tx, rx) in enumerate(peer or []):
-        r.update({"gpu%d.peer_tx_bytes" % g: tx * MiB, "gpu%d.peer_rx_bytes" % g: rx * MiB})
+        r.update({"gpu%d.peer_link.copy_out_bytes" % g: tx * MiB,
+                  "gpu%d.peer_link.copy_in_bytes" % g: rx * MiB})
     return r
 
 
@@ -182,7 +183,7 @@ def node_sweep(tmp_path, peer):
     per_gpu = ["gpu%d.host_link.%s" % (g, c) for g in range(3)
                for c in ("htod_bytes", "dtoh_bytes", "peer_staged_bytes", "remote_bytes")]
     if peer:
-        per_gpu += ["gpu%d.peer_%s_bytes" % (g, d) for g in range(3) for d in ("tx", "rx")]
+        per_gpu += ["gpu%d.peer_link.copy_%s_bytes" % (g, d) for g in range(3) for d in ("out", "in")]
     rows = [node_point("shuffle", "tree", 0, [(6, 6, 6, 0), (4, 2, 2, 0), (2, 0, 0, 1)],
                        [(3, 1), (1, 2), (0, 1)] if peer else None),
             node_point("shuffle", "none", 0, [(8, 6, 4, 0), (4, 2, 2, 0), (2, 0, 0, 0)],
@@ -252,7 +253,7 @@ def test_a_node_with_peer_access_beside_one_without_and_a_preset_file(tmp_path):
     # file's name), and only the node with peer access gets peer-link bars.
     per_gpu = ["gpu%d.host_link.%s" % (g, c) for g in range(2)
                for c in ("htod_bytes", "dtoh_bytes", "peer_staged_bytes", "remote_bytes")]
-    per_gpu += ["gpu%d.peer_%s_bytes" % (g, d) for g in range(2) for d in ("tx", "rx")]
+    per_gpu += ["gpu%d.peer_link.copy_%s_bytes" % (g, d) for g in range(2) for d in ("out", "in")]
     rows = []
     for gpu, peer in (("x2-nopeer", None), ("/presets/x2 peer.json", [(2, 1), (1, 2)])):
         for pf in ("tree", "none"):
