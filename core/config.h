@@ -61,7 +61,9 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(peer_bandwidth_gbps, double, 25, number, 1e-3, 1e6,                                           \
     "peer link bandwidth per direction between two GPUs, GB/s (copies and remote accesses)")     \
   X(peer_latency_ns, double, 1000, number, 0, 1e9,                                                 \
-    "latency of a remote access to a peer GPU's memory; a peer copy run's fixed cost")
+    "latency of a remote access to a peer GPU's memory; a peer copy run's fixed cost")          \
+  X(coherent_host, bool, false, boolean,                                                          \
+    "the CPU and the GPUs share a cache-coherent fast link (NVLink-C2C on Grace Hopper): a fast link with native atomics both ways, and the CPU maps GPU memory where the driver keeps a page there instead of faulting it back (docs/platforms.md)")
 
 #define UVMSIM_GPU_KNOBS(X)                                                                       \
   X(name, std::string, "generic", text, "preset name")                                            \

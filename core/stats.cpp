@@ -81,6 +81,7 @@ nlohmann::json Stats::driver_json() const {
           {"pin_hints", pin_hints},
           {"thrashing_block_resets", thrashing_block_resets},
           {"cpu_read_duplicates", cpu_read_duplicates},
+          {"cpu_remote_maps", cpu_remote_maps},
           {"access_counter_notifications", access_counter_notifications},
           {"access_counter_batches", access_counter_batches},
           {"access_counter_single_page", access_counter_single_page},

@@ -195,6 +195,7 @@ struct Stats {
   std::uint64_t thrashing_pages = 0, throttle_hints = 0, pin_hints = 0;
   std::uint64_t thrashing_block_resets = 0;  ///< epoch resets (uvm_perf_thrashing_get_hint)
   std::uint64_t cpu_read_duplicates = 0;     ///< pages a CPU read duplicated (read-mostly)
+  std::uint64_t cpu_remote_maps = 0;  ///< GPU-resident pages the CPU mapped (coherent host link)
   std::uint64_t access_counter_notifications = 0, access_counter_batches = 0;
   std::uint64_t access_counter_single_page = 0;  ///< 2 MB notifications narrowed to one page
   std::uint64_t frees = 0;                       ///< MemFree host events (cudaFree) applied

@@ -23,21 +23,27 @@ class Topology {
   /// host memory), over PCIe peer-to-peer, or over NVLink (a fast link with native atomics).
   using Peer = PeerAccess;
 
-  /// `gpus` GPUs on an x86 host over PCIe: a GPU maps host memory, the CPU maps no GPU memory
-  /// (it faults and migrates instead), and no GPU has a fast link to the CPU. Peers as `peer`
-  /// says, the same between every pair (a fully connected node).
-  static Topology make(unsigned gpus, Peer peer) {
+  /// `gpus` GPUs on a host. Over PCIe (`coherent_host` false, an x86 host) a GPU maps host
+  /// memory, the CPU maps no GPU memory (it faults and migrates instead), and no GPU has a fast
+  /// link to the CPU. Over a coherent link (NVLink-C2C, Grace Hopper) the driver also gives the
+  /// CPU and each GPU a fast link with native atomics both ways, and lets the CPU map GPU memory
+  /// (va_space_register_gpu: system_bus.link >= NVLINK_1 sets has_fast_link;
+  /// uvm_parent_gpu_is_coherent sets the native atomics, and with the GPU's memory onlined as a
+  /// NUMA node, can_access from the CPU). Peers as `peer` says, the same between every pair (a
+  /// fully connected node).
+  static Topology make(unsigned gpus, Peer peer, bool coherent_host = false) {
     Topology t;
     t.gpus_ = gpus;
-    t.can_access_[0] = processor_bit(Processor::Cpu);
+    const ProcessorMask cpu = processor_bit(Processor::Cpu);
+    ProcessorMask all_gpus = 0;
+    for (unsigned g = 0; g < gpus; ++g) all_gpus |= processor_bit(gpu_processor(g));
+    t.can_access_[0] = cpu | (coherent_host ? all_gpus : 0);
+    t.fast_[0] = coherent_host ? all_gpus : 0;
     for (unsigned g = 0; g < gpus; ++g) {
       const ProcessorMask self = processor_bit(gpu_processor(g));
-      ProcessorMask peers = 0;
-      if (peer != Peer::None)
-        for (unsigned h = 0; h < gpus; ++h)
-          if (h != g) peers |= processor_bit(gpu_processor(h));
-      t.can_access_[1 + g] = self | processor_bit(Processor::Cpu) | peers;
-      t.fast_[1 + g] = peer == Peer::Nvlink ? peers : 0;
+      const ProcessorMask peers = peer != Peer::None ? all_gpus & ~self : 0;
+      t.can_access_[1 + g] = self | cpu | peers;
+      t.fast_[1 + g] = (peer == Peer::Nvlink ? peers : 0) | (coherent_host ? cpu : 0);
     }
     for (unsigned to = 0; to <= gpus; ++to)
       for (unsigned from = 0; from <= gpus; ++from)
@@ -50,8 +56,8 @@ class Topology {
   ProcessorMask accessible_from(int to) const { return accessible_from_[to]; }
   /// Processors whose memory `from` can map.
   ProcessorMask can_access(int from) const { return can_access_[from]; }
-  /// Processors `to` has a fast link with native atomics to (NVLink): has_fast_link and
-  /// has_native_atomics, which the thrashing detector combines.
+  /// Processors `to` has a fast link with native atomics to (NVLink, NVLink-C2C):
+  /// has_fast_link and has_native_atomics, which the thrashing detector combines.
   ProcessorMask fast_atomic_link(int to) const { return fast_[to]; }
 
   /// The processor of `candidates` closest to `src` (uvm_processor_mask_find_closest_id): `src`

@@ -63,12 +63,13 @@ void check_not_freed(const VaSpace& va, const trace::HostEvent& ev, const std::s
 }
 
 /// The driver's per-process state, its thrashing detector set up for the machine: the node's
-/// GPUs on an x86 host over PCIe, with peer access between every pair as system.peer says
-/// (without it each GPU maps only its own memory and the host's, and a page moves between GPUs
-/// through host memory).
+/// GPUs on an x86 host over PCIe or on a coherent link (system.coherent_host), with peer access
+/// between every pair as system.peer says (without it each GPU maps only its own memory and the
+/// host's, and a page moves between GPUs through host memory).
 DriverShared driver_shared(const SimContext& ctx) {
   DriverShared s;
-  s.topology = Topology::make(ctx.cfg.system.gpus, ctx.cfg.system.peer);
+  s.topology =
+      Topology::make(ctx.cfg.system.gpus, ctx.cfg.system.peer, ctx.cfg.system.coherent_host);
   s.thrashing.configure(ctx.cfg.thrashing, ctx.va.blocks().size(), s.topology);
   return s;
 }

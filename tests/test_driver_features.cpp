@@ -541,5 +541,133 @@ TEST(DriverFeatures, CpuGpuPingPongIsThrottledAndPinned) {
             u(off["htod_bytes"]) + u(off["dtoh_bytes"]));
 }
 
+// ---- a coherent host link (NVLink-C2C, system.coherent_host): the CPU maps GPU memory ------
+
+/// The GPU and the CPU take turns writing the same 64 KB (CpuGpuPingPongIsThrottledAndPinned's
+/// trace).
+std::string ping_pong_trace(const TempDir& d) {
+  const auto t = d.file("pp.uvt");
+  TraceBuilder b(t, 64 << 10);
+  b.host(trace::HostEventType::CpuAccess, kBase, 64 << 10, Processor::Cpu,
+         trace::Advice::SetPreferredLocation, AccessKind::Write);
+  for (int i = 0; i < 30; ++i) {
+    b.sweep(1, AccessKind::Write, 4096, 1, i);
+    b.host(trace::HostEventType::CpuAccess, kBase, 64 << 10, Processor::Cpu,
+           trace::Advice::SetPreferredLocation, AccessKind::Write);
+  }
+  b.finish();
+  return t;
+}
+
+TEST(CoherentHost, CpuGpuPingPongPinsThePagesInGpuMemoryAndTheCpuMapsThem) {
+  // get_hint_for_migration_thrashing's fast path: over a coherent link every thrashing
+  // processor reaches GPU memory, so a thrashing page is pinned there and the CPU maps it,
+  // where over PCIe the GPU is throttled and the pin is in host memory.
+  TempDir d;
+  const auto t = ping_pong_trace(d);
+  const auto c2c = simulate(t, {"system.coherent_host=true"});
+  // The pages move GPU, CPU, GPU, CPU (64 KB at a time: the CPU fault prefetches the rest)
+  // and are flagged at their fifth migration, the GPU's third fault: per-page history starts
+  // at the second migration and three more within the lapse reach thrashing.threshold. From
+  // then on the CPU maps each page (one CPU fault each) and nothing moves.
+  EXPECT_EQ(u(c2c["htod_bytes"]), 3u * (64 << 10));
+  EXPECT_EQ(u(c2c["dtoh_bytes"]), 2u * (64 << 10));
+  EXPECT_EQ(u(c2c["gpu_faults"]), 3u);
+  EXPECT_EQ(u(c2c["driver"]["cpu_faults"]), 2u + 16);
+  EXPECT_EQ(u(c2c["driver"]["cpu_remote_maps"]), 16u);
+  EXPECT_EQ(u(c2c["driver"]["thrashing_pages"]), 16u);
+  EXPECT_EQ(u(c2c["driver"]["pin_hints"]), 16u);  // the CPU's, one per page
+  EXPECT_EQ(u(c2c["driver"]["throttle_hints"]), 0u);
+  const auto pcie = simulate(t, {});
+  EXPECT_EQ(u(pcie["driver"]["cpu_remote_maps"]), 0u);
+  EXPECT_GT(u(pcie["driver"]["throttle_hints"]), 0u);
+  EXPECT_GT(u(pcie["dtoh_bytes"]), 10 * u(c2c["dtoh_bytes"]));
+  EXPECT_EQ(u(pcie["accesses"]), u(c2c["accesses"]));
+}
+
+/// A GPU-written 64 KB buffer whose preferred location is the GPU (advised first, so the GPU's
+/// write populates it there), read by the CPU twice, then by the GPU again.
+std::string gpu_written_then_cpu_read(const TempDir& d, trace::Advice advice, Processor who) {
+  const auto t = d.file("g.uvt");
+  TraceBuilder b(t, 64 << 10);
+  b.host(trace::HostEventType::MemAdvise, kBase, 64 << 10, who, advice);
+  b.sweep(1, AccessKind::Write, 4096, 1, 0);
+  b.host(trace::HostEventType::Synchronize, 0, 0);
+  b.host(trace::HostEventType::CpuAccess, kBase, 64 << 10, Processor::Cpu);
+  b.host(trace::HostEventType::CpuAccess, kBase, 64 << 10, Processor::Cpu);
+  b.sweep(1, AccessKind::Read, 4096, 1, 1);
+  b.finish();
+  return t;
+}
+
+TEST(CoherentHost, ACpuFaultOnAPagePreferringTheGpuMapsItInGpuMemory) {
+  // block_select_processor_residency: the CPU can map the preferred location, so the page
+  // stays there; one CPU fault per page, the second read and the GPU's relaunch do not fault.
+  TempDir d;
+  const auto t = gpu_written_then_cpu_read(d, trace::Advice::SetPreferredLocation, Processor::Gpu);
+  const auto c2c = simulate(t, {"system.coherent_host=true"});
+  EXPECT_EQ(u(c2c["dtoh_bytes"]), 0u);
+  EXPECT_EQ(u(c2c["htod_bytes"]), 0u);  // zero-filled on the GPU
+  EXPECT_EQ(u(c2c["driver"]["cpu_faults"]), 16u);
+  EXPECT_EQ(u(c2c["driver"]["cpu_remote_maps"]), 16u);
+  EXPECT_EQ(u(c2c["kernels"][1]["gpu_faults"]), 0u);
+  // Over PCIe the CPU cannot map it: each page comes back (no prefetch towards the CPU with a
+  // preferred GPU) and the GPU faults it in again.
+  const auto pcie = simulate(t, {});
+  EXPECT_EQ(u(pcie["dtoh_bytes"]), 64u << 10);
+  EXPECT_EQ(u(pcie["driver"]["cpu_faults"]), 16u);
+  EXPECT_EQ(u(pcie["driver"]["cpu_remote_maps"]), 0u);
+  EXPECT_EQ(u(pcie["htod_bytes"]), 64u << 10);
+  EXPECT_GT(u(pcie["kernels"][1]["gpu_faults"]), 0u);
+}
+
+TEST(CoherentHost, AccessedByTheCpuMapsTheGpuCopyAndWithoutAdviceThePageMoves) {
+  TempDir d;
+  const auto by =
+      simulate(gpu_written_then_cpu_read(d, trace::Advice::SetAccessedBy, Processor::Cpu),
+               {"system.coherent_host=true"});
+  EXPECT_EQ(u(by["dtoh_bytes"]), 0u);
+  EXPECT_EQ(u(by["driver"]["cpu_remote_maps"]), 16u);
+  EXPECT_EQ(u(by["driver"]["cpu_faults"]), 16u);
+  // No advice (read-mostly off): the CPU fault migrates as over PCIe, 4 KB + the prefetcher's
+  // 60 KB, even though the CPU could map the page.
+  TempDir d2;
+  const auto none =
+      simulate(gpu_written_then_cpu_read(d2, trace::Advice::UnsetReadMostly, Processor::Gpu),
+               {"system.coherent_host=true"});
+  EXPECT_EQ(u(none["dtoh_bytes"]), 64u << 10);
+  EXPECT_EQ(u(none["driver"]["cpu_faults"]), 1u);
+  EXPECT_EQ(u(none["driver"]["cpu_remote_maps"]), 0u);
+}
+
+TEST(CoherentHost, ACpuFirstTouchOfAPagePreferringTheGpuPopulatesGpuMemory) {
+  // A page resident nowhere goes to the preferred location when the requester can map it: over
+  // a coherent link the CPU's initialisation lands in GPU memory and nothing is copied to the
+  // GPU afterwards; over PCIe it lands in host memory and the GPU's faults migrate it.
+  TempDir d;
+  const auto t = d.file("f.uvt");
+  TraceBuilder b(t, 2 << 20);
+  b.host(trace::HostEventType::MemAdvise, kBase, 2 << 20, Processor::Gpu,
+         trace::Advice::SetPreferredLocation);
+  b.host(trace::HostEventType::CpuAccess, kBase, 2 << 20, Processor::Cpu,
+         trace::Advice::SetPreferredLocation, AccessKind::Write);
+  b.sweep(1, AccessKind::Read);
+  b.finish();
+  const auto c2c = simulate(t, {"system.coherent_host=true"});
+  EXPECT_EQ(u(c2c["driver"]["cpu_first_touch_pages"]), 0u);
+  EXPECT_EQ(u(c2c["driver"]["cpu_remote_maps"]), 512u);
+  EXPECT_EQ(u(c2c["htod_bytes"]), 0u);
+  EXPECT_EQ(u(c2c["gpu_faults"]), 0u);
+  const auto pcie = simulate(t, {});
+  EXPECT_EQ(u(pcie["driver"]["cpu_first_touch_pages"]), 512u);
+  EXPECT_EQ(u(pcie["driver"]["cpu_remote_maps"]), 0u);
+  EXPECT_EQ(u(pcie["htod_bytes"]), 2u << 20);
+}
+
+TEST(CoherentHost, TheGh200PresetHasACoherentHostLink) {
+  EXPECT_TRUE(SimConfig::from_preset("gh200").system.coherent_host);
+  EXPECT_FALSE(SimConfig::from_preset("h100-pcie").system.coherent_host);
+}
+
 }  // namespace
 }  // namespace uvmsim::test

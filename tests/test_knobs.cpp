@@ -152,7 +152,7 @@ TEST(Knob, RangesAndDefaultsAsPeopleWriteThem) {
 TEST(ConfigKnobs, DefaultsAreTheStructInitialisers) {
   // The default shown by --list-knobs is the field's initialiser, normalised.
   const json j = SimConfig{}.to_json();
-  ASSERT_EQ(config_knobs().size(), 110u);
+  ASSERT_EQ(config_knobs().size(), 111u);
   for (const auto& k : config_knobs()) {
     const auto dot = k.name().find('.');
     const json& v = j.at(k.name().substr(0, dot)).at(k.name().substr(dot + 1));
@@ -390,9 +390,9 @@ TEST(KnobListing, ListKnobsPrintsEveryKnobWithExactRanges) {
   EXPECT_EQ(j[1]["name"], "system.peer");
   EXPECT_EQ(j[1]["default"], "none");
   EXPECT_EQ(j[1]["range"], "none|pcie|nvlink");
-  EXPECT_EQ(j[5]["name"], "gpu.num_sms");
-  EXPECT_EQ(j[5]["default"], 28);
-  EXPECT_EQ(j[5]["range"], "1 .. 4096");
+  EXPECT_EQ(j[6]["name"], "gpu.num_sms");
+  EXPECT_EQ(j[6]["default"], 28);
+  EXPECT_EQ(j[6]["range"], "1 .. 4096");
   EXPECT_NE(cli({"run", "--list-knobs", "--format", "html"}).err.find("--format: html"),
             std::string::npos);
 }

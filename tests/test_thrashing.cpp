@@ -191,6 +191,54 @@ TEST(Topology, AccessMasksAndTheClosestProcessorFollowTheLinks) {
   EXPECT_EQ(nv.find_closest(0, 0), -1);
 }
 
+TEST(Topology, ACoherentHostLinkLetsTheCpuMapGpuMemoryWithNativeAtomicsBothWays) {
+  // Grace Hopper (va_space_register_gpu over NVLink-C2C with the GPU's memory a NUMA node).
+  const ProcessorMask cpu = processor_bit(Processor::Cpu), g0 = processor_bit(kG0),
+                      g1 = processor_bit(kG1);
+  const Topology gh = Topology::make(1, Topology::Peer::None, true);
+  EXPECT_EQ(gh.can_access(0), cpu | g0);
+  EXPECT_EQ(gh.can_access(1), cpu | g0);
+  EXPECT_EQ(gh.accessible_from(0), cpu | g0);
+  EXPECT_EQ(gh.accessible_from(1), cpu | g0);
+  EXPECT_EQ(gh.fast_atomic_link(0), g0);
+  EXPECT_EQ(gh.fast_atomic_link(1), cpu);
+  EXPECT_EQ(gh.find_closest(g0, 0), 1);  // the CPU reaches the GPU's copy over the fast link
+  // Two coherent GPUs without peer access: each has the CPU, not the other GPU.
+  const Topology two = Topology::make(2, Topology::Peer::None, true);
+  EXPECT_EQ(two.can_access(0), cpu | g0 | g1);
+  EXPECT_EQ(two.fast_atomic_link(2), cpu);
+  EXPECT_EQ(two.find_closest(g0 | g1, 0), 1);
+}
+
+/// CPU at 0, G0 at 10, CPU at 20, G0 at 30, CPU at 40 us: thrashing between the host and GPU 0.
+void cpu_gpu_ping_pong(ThrashingDetector& t, unsigned page) {
+  for (int i = 0; i < 5; ++i)
+    t.on_migration(0, page, i % 2 ? kG0 : Processor::Cpu, us(10 * i), Cause::Fault);
+}
+
+TEST(Thrashing, OverACoherentHostLinkThePinIsInGpuMemory) {
+  // get_hint_for_migration_thrashing's fast path: both processors reach each other over a fast
+  // link with native atomics. A GPU faulting on the host copy takes the pin ("on coherent
+  // systems, we prefer the CPU to map vidmem"); a CPU faulting on the GPU copy is pinned there.
+  ThrashingDetector t;
+  t.configure(ThrashingConfig{}, 1, Topology::make(1, Topology::Peer::None, true));
+  cpu_gpu_ping_pong(t, 4);
+  ASSERT_TRUE(t.thrashing_pages(0).test(4));
+  const ProcessorMask on_cpu = processor_bit(Processor::Cpu), on_gpu = processor_bit(kG0);
+  auto h = t.get_hint(0, 4, kG0, on_cpu, nullptr, us(45));
+  EXPECT_EQ(h.type, Hint::Pin);
+  EXPECT_EQ(h.pin, kG0);
+  h = t.get_hint(0, 4, Processor::Cpu, on_gpu, nullptr, us(46));
+  EXPECT_EQ(h.type, Hint::Pin);
+  EXPECT_EQ(h.pin, kG0);
+  // Over PCIe the same history throttles the GPU instead (no fast path).
+  ThrashingDetector p;
+  p.configure(ThrashingConfig{}, 1, kPcie);
+  cpu_gpu_ping_pong(p, 4);
+  EXPECT_EQ(p.get_hint(0, 4, kG0, on_cpu, nullptr, us(45)).type, Hint::None);
+  EXPECT_EQ(p.get_hint(0, 4, Processor::Cpu, on_gpu, nullptr, us(46)).type, Hint::Throttle);
+}
+
 /// G0 at 0, G1 at 10, G0 at 20, G1 at 30, G0 at 40 us: thrashing between two GPUs.
 void gpu_ping_pong(ThrashingDetector& t, unsigned page) {
   for (int i = 0; i < 5; ++i) t.on_migration(0, page, i % 2 ? kG1 : kG0, us(10 * i), Cause::Fault);

@@ -29,6 +29,15 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
       }
       return;
     }
+    // With a coherent host link the CPU may map GPU memory, and a first touch of a page whose
+    // preferred location is a GPU populates it there (block_select_processor_residency: a page
+    // resident nowhere goes to the preferred location when the requester can map it).
+    const Topology& topo = dc_.shared.topology;
+    const bool cpu_maps_gpus = topo.can_access(0) != processor_bit(Processor::Cpu);
+    const int pref_gpu = is_gpu(b.preferred) ? static_cast<int>(b.preferred) : -1;
+    const bool populate_on_pref =
+        pref_gpu >= 0 && (topo.accessible_from(1 + pref_gpu) & processor_bit(Processor::Cpu));
+    PageMask on_pref;
     for (unsigned p = p0; p < p1; ++p) {
       // The GPUs holding the page: one, or several read duplicates of a read-mostly block.
       unsigned first = kMaxGpus, holders = 0;
@@ -47,29 +56,85 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
         }
         continue;
       }
-      if (!holders) {  // first touch on the CPU: populated in host memory, no transfer
+      if (!holders) {
+        if (populate_on_pref) {
+          on_pref.set(p);
+          continue;
+        }
+        // first touch on the CPU: populated in host memory, no transfer
         b.cpu_resident.set(p);
         b.cpu_backed.set(p);
         ++s.cpu_first_touch_pages;
         continue;
       }
+      if (b.cpu_mapped.test(p)) continue;  // mapped in the holder's memory: a coherent access
       // Only on a GPU: an x86 CPU cannot map GPU memory over PCIe, so it faults
       // (uvm_va_block_cpu_fault). A throttled CPU sleeps until the throttling period ends and
-      // tries again; a pin for the CPU is a pin in host memory, so the page moves here.
+      // tries again. Over PCIe a pin for the CPU is a pin in host memory, so the page moves
+      // here; over a coherent link the pin may keep it on the GPU.
+      ThrashingDetector::Result h;
       for (int tries = 0; tries < 8; ++tries) {
-        const ThrashingDetector::Result h =
-            thrashing_hint(thrashing_, b, p, Processor::Cpu, dc_.va().gpus(), st.cpu);
+        h = thrashing_hint(thrashing_, b, p, Processor::Cpu, dc_.va().gpus(), st.cpu);
         if (h.type == ThrashingDetector::Hint::Pin) ++s.pin_hints;
         if (h.type != ThrashingDetector::Hint::Throttle) break;
         ++s.throttle_hints;
         st.cpu = std::max(st.cpu, h.throttle_end);
       }
+      if (cpu_maps_gpus && cpu_keeps_on_gpu(b, p, h)) {
+        ++s.cpu_faults;
+        ++s.cpu_remote_maps;
+        st.cpu += ns_to_ps(dc_.cfg.cost.cpu_fault_ns);
+        b.cpu_mapped.set(p);
+        continue;
+      }
       // The holding GPU's copy comes back (its copy engine, its prefetcher's choice); copies
       // on other GPUs are read duplicates and stay unless the CPU writes.
       dc_.shared.host[first]->cpu_fault(b, p, write, st);
     }
+    if (on_pref.any()) {
+      // Zero-filled in the preferred GPU's memory (a chunk, evicting if it must), mapped by the
+      // GPU and by the CPU, which writes it over the link.
+      Residency& r = *dc_.shared.residency[static_cast<unsigned>(pref_gpu)];
+      r.make_resident_gpu(b, on_pref, PageMask{}, HtodCause::Demand, st,
+                          write ? &on_pref : nullptr);
+      GpuBlockState& gs = b.gpu(static_cast<unsigned>(pref_gpu));
+      ++gs.mapping_gen;
+      gs.map_ready_at = std::max(gs.map_ready_at, std::max(st.cpu, st.copy_done));
+      b.cpu_mapped |= on_pref;
+      s.cpu_remote_maps += on_pref.count();
+    }
   });
   return std::max(st.cpu, st.copy_done);
+}
+
+bool HostOperations::cpu_keeps_on_gpu(const VaBlock& b, unsigned page,
+                                      const ThrashingDetector::Result& hint) const {
+  // block_select_processor_residency for a CPU fault on a managed page that GPUs hold (one,
+  // or several read duplicates): whether the page stays there and the CPU maps it.
+  const Topology& topo = dc_.shared.topology;
+  const ProcessorMask cpu = processor_bit(Processor::Cpu);
+  // Read duplication always gives the faulting processor a copy; so does a preferred location
+  // on the CPU.
+  if (b.read_mostly || b.preferred == PreferredLocation::Cpu) return false;
+  // A thrashing pin keeps the page where the detector chose; over a coherent link that is
+  // the GPU's copy (get_hint_for_migration_thrashing's fast path).
+  if (hint.type == ThrashingDetector::Hint::Pin)
+    return is_gpu(hint.pin) && b.gpu(static_cast<unsigned>(hint.pin)).resident.test(page);
+  // uvm_va_block_page_get_closest_resident from the CPU, over its links.
+  ProcessorMask holders = 0;
+  for (unsigned g = 0; g < dc_.gpus_of(b); ++g)
+    if (b.gpu(g).resident.test(page)) holders |= processor_bit(gpu_processor(g));
+  const int closest = topo.find_closest(holders, 0);
+  const bool reaches_closest = closest > 0 && (topo.accessible_from(closest) & cpu);
+  // AccessedBy the CPU: the missing mapping is added where the page is.
+  if ((b.accessed_by & cpu) && reaches_closest) return true;
+  // A preferred GPU the CPU can map: the page goes (stays) there. A page on another GPU would
+  // move to the preferred one; the model brings it to the host instead (docs/platforms.md).
+  if (is_gpu(b.preferred)) {
+    const int pref = 1 + static_cast<int>(b.preferred);
+    if (topo.accessible_from(pref) & cpu) return holders >> pref & 1;
+  }
+  return false;
 }
 
 void HostOperations::cpu_fault(VaBlock& b, unsigned page, bool write, ServiceTimes& st) {

@@ -25,12 +25,14 @@ inline ThrashingDetector::Result thrashing_hint(ThrashingDetector& t, const VaBl
 
 /// thrashing_unpin_pages, run when the driver next works rather than from a timer: expired pins
 /// lose the GPU's remote mapping (uvm_perf_thrashing_unmap_remote_pinned_pages_all), so the next
-/// GPU access faults and migrates normally. Mappings the GPU holds for other reasons (preferred
-/// location CPU, AccessedBy) stay.
+/// GPU access faults and migrates normally; the CPU's mapping of a page pinned in GPU memory
+/// (coherent host link) goes the same way. Mappings held for other reasons (preferred location
+/// CPU, AccessedBy) stay.
 inline void expire_thrashing_pins(ThrashingDetector& t, DriverContext& dc, Tick now) {
   t.expire_pins(now, [&](std::uint32_t block, unsigned page) {
     VaBlock& b = dc.block(block);
     if (b.preferred == PreferredLocation::Cpu) return;
+    if (!(b.accessed_by & processor_bit(Processor::Cpu))) b.cpu_mapped.reset(page);
     // The pins are the process's: every GPU that mapped the pinned copy loses the mapping,
     // unless it maps it for its own accessed-by advice.
     for (unsigned g = 0; g < dc.va().gpus(); ++g) {
