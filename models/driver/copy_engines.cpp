@@ -33,28 +33,39 @@ Tick CopyEngines::reserve_push(CopyEngine& ce, Tick start, ServiceTimes& st) {
   return start;
 }
 
-std::uint64_t CopyEngines::copy_to_peer(VaBlock& b, const PageMask& pages, unsigned dst,
-                                        const char* cause, Tick start, ServiceTimes& st) {
-  start = reserve_push(peer_, start, st);
-  // Ordered after the block's earlier pushes (its tracker): copies into this GPU's copy first.
-  start = std::max(start, b.copies_in_done);
+template <class Submit>
+std::uint64_t CopyEngines::push_runs(CopyEngine& ce, VaBlock& b, const PageMask& pages, Tick start,
+                                     ServiceTimes& st, const char* direction, const char* cause,
+                                     bool into_gpu, Submit submit) {
   Tick last = 0;
   std::uint64_t total = 0;
   pages.for_each_run([&](unsigned s, unsigned e) {
     const std::uint64_t bytes = std::uint64_t{e - s} * kPageSize;
     Tick begin;
-    const Tick done =
-        peer_.submit_peer(start, bytes, begin, dc_.sim.peers, dc_.gpu, dst, dc_.sim.queue.now());
+    const Tick done = submit(start, bytes, begin);
     st.copy_done = std::max(st.copy_done, done);
-    b.copies_in_done = std::max(b.copies_in_done, done);
+    if (into_gpu) b.copies_in_done = std::max(b.copies_in_done, done);
     total += bytes;
     if (dc_.log().enabled())
-      dc_.log().row(begin, "migration", dc_.log_batch, b.page_va(s), bytes, "dtod", cause, e - s,
-                    done - begin);  // CUPTI's name for device-to-device transfers
+      dc_.log().row(begin, "migration", dc_.log_batch, b.page_va(s), bytes, direction, cause, e - s,
+                    done - begin);
     last = done;
   });
-  if (last) peer_.record_push(last);
+  if (last) ce.record_push(last);
   return total;
+}
+
+std::uint64_t CopyEngines::copy_to_peer(VaBlock& b, const PageMask& pages, unsigned dst,
+                                        const char* cause, Tick start, ServiceTimes& st) {
+  start = reserve_push(peer_, start, st);
+  // Ordered after the block's earlier pushes (its tracker): copies into this GPU's copy first.
+  start = std::max(start, b.copies_in_done);
+  // "dtod": CUPTI's name for device-to-device transfers.
+  return push_runs(peer_, b, pages, start, st, "dtod", cause, true,
+                   [&](Tick at, std::uint64_t bytes, Tick& begin) {
+                     return peer_.submit_peer(at, bytes, begin, dc_.sim.peers, dc_.gpu, dst,
+                                              dc_.sim.queue.now());
+                   });
 }
 
 void CopyEngines::copy_runs(VaBlock& b, const PageMask& pages, bool htod, const char* cause,
@@ -64,25 +75,15 @@ void CopyEngines::copy_runs(VaBlock& b, const PageMask& pages, bool htod, const 
   // The two directions are separate engines, so without this an eviction issued while the
   // victim's own incoming copies are still queued would copy back data not yet there.
   if (!htod) start = std::max(start, b.copies_in_done);
-  Tick last = 0;
-  pages.for_each_run([&](unsigned s, unsigned e) {
-    const std::uint64_t bytes = std::uint64_t{e - s} * kPageSize;
-    Tick begin;
-    // The run's bytes share the link's direction with remote accesses (models/host_link.h).
-    const Tick done = ce.submit(start, bytes, begin,
-                                htod ? dc_.sim.link(dc_.gpu).htod : dc_.sim.link(dc_.gpu).dtoh,
-                                dc_.sim.queue.now());
-    st.copy_done = std::max(st.copy_done, done);
-    if (htod) b.copies_in_done = std::max(b.copies_in_done, done);
-    bytes_out += bytes;
-    GpuStats& g = dc_.stats().per_gpu[dc_.gpu];
-    (htod ? g.htod_bytes : g.dtoh_bytes) += bytes;
-    if (dc_.log().enabled())
-      dc_.log().row(begin, "migration", dc_.log_batch, b.page_va(s), bytes, htod ? "htod" : "dtoh",
-                    cause, e - s, done - begin);
-    last = done;
-  });
-  if (last) ce.record_push(last);
+  // The runs' bytes share the link's direction with remote accesses (models/host_link.h).
+  LinkDirection& link = htod ? dc_.sim.link(dc_.gpu).htod : dc_.sim.link(dc_.gpu).dtoh;
+  const std::uint64_t bytes = push_runs(ce, b, pages, start, st, htod ? "htod" : "dtoh", cause,
+                                        htod, [&](Tick at, std::uint64_t n, Tick& begin) {
+                                          return ce.submit(at, n, begin, link, dc_.sim.queue.now());
+                                        });
+  bytes_out += bytes;
+  GpuStats& g = dc_.stats().per_gpu[dc_.gpu];
+  (htod ? g.htod_bytes : g.dtoh_bytes) += bytes;
 }
 
 }  // namespace uvmsim

@@ -30,6 +30,14 @@ class CopyEngines {
  private:
   /// Waits for a GPFIFO entry of `ce`'s channels (see copy_runs); returns the push's start.
   Tick reserve_push(CopyEngine& ce, Tick start, ServiceTimes& st);
+  /// One push on `ce` of `pages`' contiguous runs from `start`: `submit(start, bytes, begin)`
+  /// queues a run and returns its end; each run is logged as a `direction` migration and
+  /// counted in st.copy_done (and in the block's copies_in_done when `into_gpu`). Returns the
+  /// bytes.
+  template <class Submit>
+  std::uint64_t push_runs(CopyEngine& ce, VaBlock& b, const PageMask& pages, Tick start,
+                          ServiceTimes& st, const char* direction, const char* cause, bool into_gpu,
+                          Submit submit);
 
   DriverContext& dc_;
   CopyEngine htod_, dtoh_;

@@ -47,6 +47,22 @@ struct DriverContext {
   }
 };
 
+/// For its lifetime, `dc`'s event-log rows carry `batch`: work one GPU's driver does for another
+/// GPU's fault batch (a peer's copies, a preferred GPU's migration) is logged with that batch.
+class LogBatchScope {
+ public:
+  LogBatchScope(DriverContext& dc, std::int64_t batch) : dc_(dc), own_(dc.log_batch) {
+    dc.log_batch = batch;
+  }
+  ~LogBatchScope() { dc_.log_batch = own_; }
+  LogBatchScope(const LogBatchScope&) = delete;
+  LogBatchScope& operator=(const LogBatchScope&) = delete;
+
+ private:
+  DriverContext& dc_;
+  std::int64_t own_;
+};
+
 /// Time cursors of one unit of driver work on the serial service thread.
 struct ServiceTimes {
   Tick cpu;        ///< driver CPU time cursor

@@ -131,13 +131,11 @@ unsigned Residency::make_resident_gpu(VaBlock& b, const PageMask& demand, const 
 
 void Residency::make_resident_for(VaBlock& b, const PageMask& pages, const PageMask& writes,
                                   std::int64_t batch, ServiceTimes& st) {
-  const std::int64_t own_batch = dc_.log_batch;
-  dc_.log_batch = batch;
+  const LogBatchScope logged_as(dc_, batch);
   make_resident_gpu(b, pages, PageMask{}, HtodCause::Demand, st, &writes);
   GpuBlockState& gs = dc_.gpu_state(b);
   ++gs.mapping_gen;
   gs.map_ready_at = std::max(gs.map_ready_at, std::max(st.cpu, st.copy_done));
-  dc_.log_batch = own_batch;
 }
 
 PageMask Residency::system_pages_of(const VaBlock& b, const PageMask& pages) const {
@@ -351,12 +349,10 @@ Tick Residency::stage_from_peers(VaBlock& b, const PageMask& want, const PageMas
     }
     const PageMask on_host = held & b.cpu_resident;  // duplicates: the host has the data
     // The holder's copies are this GPU's fault batch's work: event-log rows name its batch.
-    const std::int64_t own_batch = peer.dc_.log_batch;
-    peer.dc_.log_batch = dc_.log_batch;
+    const LogBatchScope logged_as(peer.dc_, dc_.log_batch);
     peer.invalidate(b, minus(on_host, keep), sh.cpu);
     peer.migrate_to_cpu(b, minus(held, on_host) & keep, DtohCause::PeerStaged, sh, true);
     peer.migrate_to_cpu(b, minus(minus(held, on_host), keep), DtohCause::PeerStaged, sh);
-    peer.dc_.log_batch = own_batch;
   }
   st.cpu = sh.cpu;
   st.copy_done = std::max(st.copy_done, sh.copy_done);
@@ -373,8 +369,7 @@ void Residency::pull_from_peers(VaBlock& b, const PageMask& pages, const PageMas
     left.and_not(held);
     Residency& peer = *dc_.shared.residency[h];
     // The copy is pushed on the holder's GPU-to-GPU channel and logged with this GPU's batch.
-    const std::int64_t own_batch = peer.dc_.log_batch;
-    peer.dc_.log_batch = dc_.log_batch;
+    const LogBatchScope logged_as(peer.dc_, dc_.log_batch);
     const std::uint64_t bytes =
         peer.copies_.copy_to_peer(b, held, dc_.gpu, to_string(cause), ready, st);
     dc_.stats().add_peer_copy(h, dc_.gpu, bytes);
@@ -387,7 +382,6 @@ void Residency::pull_from_peers(VaBlock& b, const PageMask& pages, const PageMas
       hs.read_only |= kept;
       ++hs.mapping_gen;
     }
-    peer.dc_.log_batch = own_batch;
   }
 }
 
