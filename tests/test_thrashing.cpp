@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "models/driver/residency_choice.h"
 #include "models/thrashing.h"
 
 namespace uvmsim::test {
@@ -237,6 +238,55 @@ TEST(Thrashing, OverACoherentHostLinkThePinIsInGpuMemory) {
   cpu_gpu_ping_pong(p, 4);
   EXPECT_EQ(p.get_hint(0, 4, kG0, on_cpu, nullptr, us(45)).type, Hint::None);
   EXPECT_EQ(p.get_hint(0, 4, Processor::Cpu, on_gpu, nullptr, us(46)).type, Hint::Throttle);
+}
+
+TEST(ResidencyChoice, FollowsBlockSelectProcessorResidencyInItsOrder) {
+  // The driver's choice for a faulting processor, on a one-GPU machine over PCIe and over a
+  // coherent link (where the CPU can map GPU memory).
+  const Topology pcie = Topology::make(1, Topology::Peer::None);
+  const Topology c2c = Topology::make(1, Topology::Peer::None, true);
+  const ThrashingDetector::Result none{};
+  auto choose = [&](const VaBlock& b, Processor who, const Topology& t,
+                    const ThrashingDetector::Result& h = {}, AccessKind k = AccessKind::Read) {
+    return select_residency(b, 7, who, k, h, t, 1, true);
+  };
+  VaBlock on_gpu;
+  on_gpu.gpu(0).resident.set(7);
+  // No advice: the faulting processor takes the page, whatever the link.
+  EXPECT_EQ(choose(on_gpu, Processor::Cpu, pcie), 0);
+  EXPECT_EQ(choose(on_gpu, Processor::Cpu, c2c), 0);
+  // Accessed-by the CPU: kept where it is only where the CPU can map it.
+  VaBlock by = on_gpu;
+  by.accessed_by = processor_bit(Processor::Cpu);
+  EXPECT_EQ(choose(by, Processor::Cpu, pcie), 0);
+  EXPECT_EQ(choose(by, Processor::Cpu, c2c), 1);
+  // A preferred GPU: the same, and read duplication comes first.
+  VaBlock pref = on_gpu;
+  pref.preferred = PreferredLocation::Gpu;
+  EXPECT_EQ(choose(pref, Processor::Cpu, pcie), 0);
+  EXPECT_EQ(choose(pref, Processor::Cpu, c2c), 1);
+  pref.read_mostly = true;
+  EXPECT_EQ(choose(pref, Processor::Cpu, c2c), 0);
+  // Resident nowhere: the preferred location if the requester can map it.
+  VaBlock nowhere;
+  nowhere.preferred = PreferredLocation::Gpu;
+  EXPECT_EQ(choose(nowhere, Processor::Cpu, pcie), 0);
+  EXPECT_EQ(choose(nowhere, Processor::Cpu, c2c), 1);
+  nowhere.preferred = PreferredLocation::Cpu;
+  EXPECT_EQ(choose(nowhere, kG0, pcie), 0);
+  // A thrashing pin wins over everything but read duplication and the requester's own
+  // preferred location.
+  ThrashingDetector::Result pin;
+  pin.type = Hint::Pin;
+  pin.pin = kG0;
+  EXPECT_EQ(choose(on_gpu, Processor::Cpu, c2c, pin), 1);
+  VaBlock cpu_pref = on_gpu;
+  cpu_pref.preferred = PreferredLocation::Cpu;
+  EXPECT_EQ(choose(cpu_pref, Processor::Cpu, c2c, pin), 0);
+  // An atomic stays remote only on a GPU copy (map_remote_on_atomic_fault): a host copy moves.
+  VaBlock on_cpu;
+  on_cpu.cpu_resident.set(7);
+  EXPECT_EQ(choose(on_cpu, kG0, c2c, none, AccessKind::Atomic), 1);
 }
 
 /// G0 at 0, G1 at 10, G0 at 20, G1 at 30, G0 at 40 us: thrashing between two GPUs.

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "models/driver/residency_choice.h"
 
 namespace uvmsim {
 
@@ -216,35 +217,10 @@ void BlockService::map_remote(VaBlock& b, const PageMask& remote, ServiceTimes& 
 
 int BlockService::peer_target(const VaBlock& b, unsigned page, AccessKind kind,
                               const ThrashingDetector::Result& hint) const {
-  // block_select_processor_residency (uvm_va_block.c), in its order. A read-mostly block
-  // duplicates onto the faulting GPU and the faulting GPU's preferred location takes the page:
-  // both migrate here.
-  const unsigned me = dc_.gpu;
-  if (b.read_mostly || b.preferred == preferred_on(dc_.processor())) return -1;
-  // A thrashing page pinned on a peer stays there and is mapped (the pin is accessible: the
-  // detector pins only where the faulting processor can map).
-  if (hint.type == ThrashingDetector::Hint::Pin && is_gpu(hint.pin) && gpu_ordinal(hint.pin) != me)
-    return static_cast<int>(gpu_ordinal(hint.pin));
-  const int preferred = is_gpu(b.preferred) ? static_cast<int>(b.preferred) : -1;
-  ProcessorMask holders = b.cpu_resident.test(page) ? processor_bit(Processor::Cpu) : 0;
-  for (unsigned h = 0; h < dc_.gpus_of(b); ++h)
-    if (h != me && b.gpu(h).resident.test(page)) holders |= processor_bit(gpu_processor(h));
-  // Resident nowhere: the preferred location (every GPU maps every peer's memory here).
-  if (holders == 0) return preferred;
-  const Topology& topo = dc_.shared.topology;
   const int self = processor_id(dc_.processor());
-  const int closest = topo.find_closest(holders, self);
-  if (closest > 0) {
-    // Accessed-by: the page stays where it is and this GPU maps it (a peer copy; a host copy
-    // is mapped without a fault, Gpu::mapped).
-    if (b.accessed_by & processor_bit(dc_.processor())) return closest - 1;
-    // map_remote_on_atomic_fault: an atomic stays remote over a link with native atomics.
-    if (kind == AccessKind::Atomic && dc_.cfg.thrashing.map_remote_on_native_atomics &&
-        (topo.fast_atomic_link(self) >> closest & 1))
-      return closest - 1;
-  }
-  // A preferred location elsewhere: the page moves there and this GPU maps it.
-  return preferred;
+  const int t = select_residency(b, page, dc_.processor(), kind, hint, dc_.shared.topology,
+                                 dc_.gpus_of(b), dc_.cfg.thrashing.map_remote_on_native_atomics);
+  return t > 0 && t != self ? t - 1 : -1;
 }
 
 void BlockService::map_peer(VaBlock& b, const Classified& c, ServiceTimes& st) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/driver/residency_choice.h"
 #include "state/prefetch_use.h"
 
 namespace uvmsim {
@@ -80,7 +81,7 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
         ++s.throttle_hints;
         st.cpu = std::max(st.cpu, h.throttle_end);
       }
-      if (cpu_maps_gpus && cpu_keeps_on_gpu(b, p, h)) {
+      if (cpu_maps_gpus && cpu_keeps_on_gpu(b, p, kind, h)) {
         ++s.cpu_faults;
         ++s.cpu_remote_maps;
         st.cpu += ns_to_ps(dc_.cfg.cost.cpu_fault_ns);
@@ -107,34 +108,15 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
   return std::max(st.cpu, st.copy_done);
 }
 
-bool HostOperations::cpu_keeps_on_gpu(const VaBlock& b, unsigned page,
+bool HostOperations::cpu_keeps_on_gpu(const VaBlock& b, unsigned page, AccessKind kind,
                                       const ThrashingDetector::Result& hint) const {
-  // block_select_processor_residency for a CPU fault on a managed page that GPUs hold (one,
-  // or several read duplicates): whether the page stays there and the CPU maps it.
-  const Topology& topo = dc_.shared.topology;
-  const ProcessorMask cpu = processor_bit(Processor::Cpu);
-  // Read duplication always gives the faulting processor a copy; so does a preferred location
-  // on the CPU.
-  if (b.read_mostly || b.preferred == PreferredLocation::Cpu) return false;
-  // A thrashing pin keeps the page where the detector chose; over a coherent link that is
-  // the GPU's copy (get_hint_for_migration_thrashing's fast path).
-  if (hint.type == ThrashingDetector::Hint::Pin)
-    return is_gpu(hint.pin) && b.gpu(static_cast<unsigned>(hint.pin)).resident.test(page);
-  // uvm_va_block_page_get_closest_resident from the CPU, over its links.
-  ProcessorMask holders = 0;
-  for (unsigned g = 0; g < dc_.gpus_of(b); ++g)
-    if (b.gpu(g).resident.test(page)) holders |= processor_bit(gpu_processor(g));
-  const int closest = topo.find_closest(holders, 0);
-  const bool reaches_closest = closest > 0 && (topo.accessible_from(closest) & cpu);
-  // AccessedBy the CPU: the missing mapping is added where the page is.
-  if ((b.accessed_by & cpu) && reaches_closest) return true;
-  // A preferred GPU the CPU can map: the page goes (stays) there. A page on another GPU would
-  // move to the preferred one; the model brings it to the host instead (docs/platforms.md).
-  if (is_gpu(b.preferred)) {
-    const int pref = 1 + static_cast<int>(b.preferred);
-    if (topo.accessible_from(pref) & cpu) return holders >> pref & 1;
-  }
-  return false;
+  // The driver's choice for a CPU fault (block_select_processor_residency): a GPU that holds
+  // the page keeps it and the CPU maps it there. A choice of a GPU without a copy (a preferred
+  // GPU while another has the page) would move it there; the model brings it to the host
+  // instead (docs/platforms.md).
+  const int t = select_residency(b, page, Processor::Cpu, kind, hint, dc_.shared.topology,
+                                 dc_.gpus_of(b), dc_.cfg.thrashing.map_remote_on_native_atomics);
+  return t > 0 && b.gpu(static_cast<unsigned>(t - 1)).resident.test(page);
 }
 
 void HostOperations::cpu_fault(VaBlock& b, unsigned page, bool write, ServiceTimes& st) {

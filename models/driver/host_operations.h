@@ -43,10 +43,10 @@ class HostOperations {
   /// This GPU's part of freeing `b` (its chunk, policies and placement state; the per-block cost
   /// if it has a chunk, or on GPU 0 if the block has host pages).
   void free_block(VaBlock& b, bool host_pages, ServiceTimes& st);
-  /// Whether a CPU fault on GPU-held `page` of `b` keeps the page there and maps it for the
-  /// CPU (only where the topology lets the CPU map GPU memory: system.coherent_host), given
-  /// the thrashing detector's `hint`.
-  bool cpu_keeps_on_gpu(const VaBlock& b, unsigned page,
+  /// Whether a CPU fault (an access of `kind`) on GPU-held `page` of `b` keeps the page there
+  /// and maps it for the CPU (only where the topology lets the CPU map GPU memory:
+  /// system.coherent_host), given the thrashing detector's `hint`.
+  bool cpu_keeps_on_gpu(const VaBlock& b, unsigned page, AccessKind kind,
                         const ThrashingDetector::Result& hint) const;
   /// A CPU fault on GPU-resident `page` of `b`.
   void cpu_fault(VaBlock& b, unsigned page, bool write, ServiceTimes& st);
