@@ -114,7 +114,9 @@ inline constexpr double kMaxSimTimeS = 1e6;
 #define UVMSIM_LINK_KNOBS(X)                                                                      \
   X(type, std::string, "pcie3x16", text, "host link (pcie3x16, pcie4x16, nvlink2, ...)")          \
   X(bandwidth_gbps, double, 12, number, 1e-3, 1e6,                                                \
-    "remote (zero-copy) access bandwidth per direction, GB/s")                                    \
+    "remote (zero-copy) access bandwidth per direction, GB/s (host to device, and device to host unless link.dtoh_bandwidth_gbps says otherwise)") \
+  X(dtoh_bandwidth_gbps, double, 0, number_or_zero, 1e-3, 1e6,                                    \
+    "device-to-host bandwidth of the link (remote writes, copy-backs' wire time), GB/s; 0: link.bandwidth_gbps, a symmetric link") \
   X(remote_latency_ns, double, 1200, number, 0, 1e9, "latency of a remote (zero-copy) access")    \
   X(sector_bytes, std::uint32_t, 32, integer, 1, 4096, "remote access granularity")               \
   X(htod_curve, TransferCurve, {}, curve,                                                         \

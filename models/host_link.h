@@ -4,7 +4,8 @@
 //
 // The copy engines' time curves (link.htod_curve / dtoh_curve) are fitted end to end: a run of B
 // bytes takes curve(B), which includes fixed costs (DMA set-up, latency) besides the time the
-// bytes occupy the wire at the link's bandwidth, wire(B) = B / link.bandwidth_gbps. Only the
+// bytes occupy the wire at the link's bandwidth, wire(B) = B / link.bandwidth_gbps (device to
+// host: link.dtoh_bandwidth_gbps when set). Only the
 // wire part is shared: a run's bytes move during the last wire(B) of its curve time, after its
 // fixed part, so a copy alone takes exactly its curve time, as calibrated.
 //
@@ -95,11 +96,12 @@ class LinkDirection {
   std::size_t head_ = 0;
 };
 
-/// Both directions of the link.
+/// Both directions of the link: host to device at `htod_gbps`, device to host at `dtoh_gbps`
+/// (NVLink-C2C is measured asymmetric, PCIe is not).
 struct HostLink {
-  explicit HostLink(double gbps) {
-    htod.configure(gbps);
-    dtoh.configure(gbps);
+  HostLink(double htod_gbps, double dtoh_gbps) {
+    htod.configure(htod_gbps);
+    dtoh.configure(dtoh_gbps);
   }
   LinkDirection htod, dtoh;
 };

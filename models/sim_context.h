@@ -28,8 +28,10 @@ struct SimContext {
   /// Each GPU's host link, both directions of which its copy engines and remote accesses share.
   /// Every GPU of a node has its own (an x16 link each); what they share upstream, the host's
   /// root complex and memory, is not modelled (docs/multi-gpu.md).
-  std::vector<HostLink> links =
-      std::vector<HostLink>(cfg.system.gpus, HostLink{cfg.link.bandwidth_gbps});
+  std::vector<HostLink> links = std::vector<HostLink>(
+      cfg.system.gpus, HostLink{cfg.link.bandwidth_gbps, cfg.link.dtoh_bandwidth_gbps > 0
+                                                             ? cfg.link.dtoh_bandwidth_gbps
+                                                             : cfg.link.bandwidth_gbps});
   /// The links between the GPUs (system.peer): GPU-to-GPU copies and peer remote accesses.
   PeerFabric peers{cfg.system, links};
 

@@ -47,7 +47,7 @@ TEST(PeerFabric, RemoteTrafficMovesAtThePeerBandwidthAndCopiesQueueOnTheRoute) {
   sys.gpus = 2;
   sys.peer = PeerAccess::Nvlink;
   sys.peer_bandwidth_gbps = 50;  // 50 bytes/ns: 1 KB in 20.48 ns
-  std::vector<HostLink> host(2, HostLink{10});
+  std::vector<HostLink> host(2, HostLink{10, 10});
   PeerFabric f(sys, host);
   // Back-to-back 1 KB reads of GPU 0's memory by GPU 1 start one wire time apart: bandwidth.
   EXPECT_EQ(f.wire_time(0, 1, 1024), 20480u);
@@ -72,7 +72,7 @@ TEST(PeerFabric, RemoteTrafficMovesAtThePeerBandwidthAndCopiesQueueOnTheRoute) {
   // GPU 0, whose bytes then hold GPU 1's host-to-device direction.
   sys.peer = PeerAccess::Pcie;
   sys.peer_bandwidth_gbps = 5;
-  std::vector<HostLink> host2(2, HostLink{10});
+  std::vector<HostLink> host2(2, HostLink{10, 10});
   PeerFabric p(sys, host2);
   const Tick busy = host2[0].dtoh.reserve_copy(0, 10'000'000, 0);
   const Tick t2 = p.curve().time_ps(64 * 1024);

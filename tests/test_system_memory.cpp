@@ -118,6 +118,34 @@ TEST(SystemMemory, RemoteReadBandwidthIsTheLinkModel) {
   EXPECT_NEAR(gbps, 375.0, 375.0 * 0.03) << kernel_ns;
 }
 
+TEST(SystemMemory, RemoteWritesMoveAtTheDeviceToHostBandwidth) {
+  // The same stream written instead of read: the bytes go device to host, measured slower over
+  // C2C (297 GB/s, link.dtoh_bandwidth_gbps) than host to device.
+  TempDir d;
+  MicroTrace m;
+  m.size = 64 * kMB;
+  m.cpu_init = true;
+  m.blocks = 256;
+  m.body = [&](trace::TraceWriter& w, std::uint32_t tb) {
+    const std::uint64_t slice = m.size / m.blocks;
+    for (std::uint64_t off = 0; off < slice; off += 4096) {
+      trace::AccessRecord r = read_at(kBase + tb * slice + off, 4096, 0);
+      r.kind = AccessKind::Write;
+      w.access(0, r);
+    }
+  };
+  const auto t = write_trace(d, "wbw.uvt", m);
+  auto gbps = [&](const std::vector<std::string>& sets) {
+    const auto s = run(t, sets);
+    EXPECT_EQ(s["remote_bytes_by_kind"]["write"], 64 * kMB);
+    return static_cast<double>(64 * kMB) / s["kernels"][0]["time_ns"].get<double>();
+  };
+  EXPECT_NEAR(gbps({"access_counters.migration=false"}), 297.0, 297.0 * 0.03);
+  // A symmetric link (the knob at 0) writes at link.bandwidth_gbps.
+  EXPECT_NEAR(gbps({"access_counters.migration=false", "link.dtoh_bandwidth_gbps=0"}), 375.0,
+              375.0 * 0.03);
+}
+
 TEST(SystemMemory, GpuFirstTouchPopulatesGpuMemoryWithoutCopiesOneOsPageAtATime) {
   // No CPU touch: the GPU's first touch faults and the OS populates the page in GPU memory,
   // zero-filled, nothing copied. One warp walks the 2 MB page by page (no prefetching): with
