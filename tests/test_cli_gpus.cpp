@@ -69,6 +69,17 @@ TEST(CliGpus, JsonAndErrors) {
   EXPECT_EQ(n["peer"], "nvlink");
   EXPECT_EQ(n["peer_gbps"], 100.0);
   EXPECT_EQ(n["num_sms"], 108);
+  // Grace Hopper: an asymmetric, coherent host link.
+  const auto& gh = j[5];
+  EXPECT_EQ(gh["name"], "gh200");
+  EXPECT_EQ(gh["link_gbps"], 375.0);
+  EXPECT_EQ(gh["link_dtoh_gbps"], 297.0);
+  EXPECT_EQ(gh["coherent_host"], true);
+  EXPECT_EQ(g["link_dtoh_gbps"], 12.1);
+  EXPECT_EQ(g["coherent_host"], false);
+  const std::string detail = cli_ok({"gpus", "gh200"}).out;
+  EXPECT_NE(detail.find("link GB/s:     375/297 GB/s"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("CPU:           coherent link"), std::string::npos) << detail;
   EXPECT_NE(cli_ok({"gpus", "a100-40gb-x4-pcie"})
                 .out.find("GPUs:          4, peer access pcie at 20 GB/s per pair and direction"),
             std::string::npos);

@@ -78,11 +78,22 @@ json describe(const std::string& name) {
   j["hbm_gbps"] = c.hbm.bandwidth_gbps;
   j["link"] = c.link.type;
   j["link_gbps"] = c.link.bandwidth_gbps;
+  j["link_dtoh_gbps"] =
+      c.link.dtoh_bandwidth_gbps > 0 ? c.link.dtoh_bandwidth_gbps : c.link.bandwidth_gbps;
+  j["coherent_host"] = c.system.coherent_host;
   j["provenance"] = json::object();
   for (const auto& [knob, label] : key_knobs()) {
     j["provenance"][knob] = provenance_of(c.provenance, knob);
   }
   return j;
+}
+
+/// "375 GB/s", or "375/297 GB/s" (host to device / device to host) for an asymmetric link.
+std::string link_gbps(const json& g) {
+  const double htod = g["link_gbps"].get<double>(), dtoh = g["link_dtoh_gbps"].get<double>();
+  std::string s = number(htod);
+  if (dtoh != htod) s.append("/").append(number(dtoh));
+  return s + " GB/s";
 }
 
 std::string pad(std::string s, std::size_t w, bool right = false) {
@@ -132,7 +143,7 @@ int cmd_gpus(const Args& args, std::ostream& out, std::ostream& /*err*/) {
                                              format_bytes(g["hbm_bytes"].get<std::uint64_t>()),
                                              number(g["hbm_gbps"].get<double>()) + " GB/s",
                                              g["link"].get<std::string>(),
-                                             number(g["link_gbps"].get<double>()) + " GB/s",
+                                             link_gbps(g),
                                              ""};
     for (std::size_t i = 0; i < key_knobs().size(); ++i) {
       const auto& [knob, label] = key_knobs()[i];
@@ -141,6 +152,12 @@ int cmd_gpus(const Args& args, std::ostream& out, std::ostream& /*err*/) {
       if (!p["source"].get<std::string>().empty())
         out << " (" << p["source"].get<std::string>() << ")";
       out << "\n";
+    }
+    if (g["coherent_host"].get<bool>()) {
+      // docs/platforms.md, "Managed memory over NVLink-C2C".
+      out << "  " << pad("CPU:", 14)
+          << "coherent link: the CPU maps GPU memory, native atomics both ways "
+             "(system.coherent_host)\n";
     }
     if (g["gpus"].get<unsigned>() > 1) {
       // A node preset: its GPUs and how they reach each other (docs/multi-gpu.md).
