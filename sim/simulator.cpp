@@ -71,6 +71,7 @@ DriverShared driver_shared(const SimContext& ctx) {
   s.topology =
       Topology::make(ctx.cfg.system.gpus, ctx.cfg.system.peer, ctx.cfg.system.coherent_host);
   s.thrashing.configure(ctx.cfg.thrashing, ctx.va.blocks().size(), s.topology);
+  if (ctx.cfg.system.coherent_host) s.cpu_mapped.resize(ctx.va.blocks().size());
   return s;
 }
 

@@ -95,10 +95,6 @@ struct VaBlock {
  public:
   PageMask cpu_resident;  ///< valid copy in host memory
   PageMask cpu_backed;    ///< host pages allocated (kept after the data moves to the GPU)
-  /// Pages the CPU maps in a GPU's memory (system.coherent_host only): the driver kept them
-  /// there on a CPU fault (block_select_processor_residency), so the CPU's later accesses do not
-  /// fault. The mapping goes when the page leaves that GPU (Residency::clear_gpu_resident).
-  PageMask cpu_mapped;
   /// The block's last copy into GPU memory completes at this time. Copies out of the block wait
   /// for it: the driver orders every push on a block after the block's tracker
   /// (uvm_va_block_t.tracker), so a chunk is never copied back before its data has arrived.
@@ -201,9 +197,9 @@ class VaSpace {
   static constexpr std::uint32_t kNoRange = ~std::uint32_t{0};
   static constexpr std::uint32_t kSharedWindow = kNoRange - 1;
   static constexpr std::size_t kMaxWindowTable = std::size_t{1} << 22;  ///< 16 MB, 8 TB of VA
-  /// Per-block state is 1016 bytes (sizeof(VaBlock) on x86-64 Linux; other GPUs' states, 736
+  /// Per-block state is 952 bytes (sizeof(VaBlock) on x86-64 Linux; other GPUs' states, 736
   /// bytes each, only for blocks they touch): 2^23 blocks (16 TiB of VA, more memory than any
-  /// machine has to back it) bound it to ~8.5 GB, and keep block ids well inside 32 bits.
+  /// machine has to back it) bound it to ~8 GB, and keep block ids well inside 32 bits.
   static constexpr std::uint64_t kMaxBlocks = std::uint64_t{1} << 23;
   const VaRange* search_range(Addr va) const;
   void build_window_table();  ///< window_table_ and window_base_ from ranges_

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "core/types.h"
 #include "models/thrashing.h"
@@ -28,6 +29,12 @@ struct DriverShared {
   /// processor's state of the block) and a host operation reaches every GPU holding pages.
   std::array<Residency*, kMaxGpus> residency{};
   std::array<HostOperations*, kMaxGpus> host{};
+  /// Per VA block, the pages the CPU maps in a GPU's memory: the driver kept them there on a
+  /// CPU fault (block_select_processor_residency), so the CPU's later accesses do not fault.
+  /// Sized to the VA space's blocks only when the CPU can map GPU memory
+  /// (system.coherent_host), empty otherwise, so the PCIe machines' block state stays as it was.
+  /// A mapping goes when its page leaves the GPU (Residency::clear_gpu_resident).
+  std::vector<PageMask> cpu_mapped;
 };
 
 }  // namespace uvmsim

@@ -39,6 +39,10 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
     const bool populate_on_pref =
         pref_gpu >= 0 && (topo.accessible_from(1 + pref_gpu) & processor_bit(Processor::Cpu));
     PageMask on_pref;
+    // (The table is sized with the topology, DriverShared::cpu_mapped.)
+    PageMask* const cpu_mapped = cpu_maps_gpus && b.id < dc_.shared.cpu_mapped.size()
+                                     ? &dc_.shared.cpu_mapped[b.id]
+                                     : nullptr;
     for (unsigned p = p0; p < p1; ++p) {
       // The GPUs holding the page: one, or several read duplicates of a read-mostly block.
       unsigned first = kMaxGpus, holders = 0;
@@ -58,7 +62,7 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
         continue;
       }
       if (!holders) {
-        if (populate_on_pref) {
+        if (populate_on_pref && cpu_mapped) {
           on_pref.set(p);
           continue;
         }
@@ -68,7 +72,7 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
         ++s.cpu_first_touch_pages;
         continue;
       }
-      if (b.cpu_mapped.test(p)) continue;  // mapped in the holder's memory: a coherent access
+      if (cpu_mapped && cpu_mapped->test(p)) continue;  // in the holder's memory: coherent
       // Only on a GPU: an x86 CPU cannot map GPU memory over PCIe, so it faults
       // (uvm_va_block_cpu_fault). A throttled CPU sleeps until the throttling period ends and
       // tries again. Over PCIe a pin for the CPU is a pin in host memory, so the page moves
@@ -81,11 +85,11 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
         ++s.throttle_hints;
         st.cpu = std::max(st.cpu, h.throttle_end);
       }
-      if (cpu_maps_gpus && cpu_keeps_on_gpu(b, p, kind, h)) {
+      if (cpu_mapped && cpu_keeps_on_gpu(b, p, kind, h)) {
         ++s.cpu_faults;
         ++s.cpu_remote_maps;
         st.cpu += ns_to_ps(dc_.cfg.cost.cpu_fault_ns);
-        b.cpu_mapped.set(p);
+        cpu_mapped->set(p);
         continue;
       }
       // The holding GPU's copy comes back (its copy engine, its prefetcher's choice); copies
@@ -101,7 +105,7 @@ Tick HostOperations::cpu_access(Addr va, std::uint64_t size, AccessKind kind, Ti
       GpuBlockState& gs = b.gpu(static_cast<unsigned>(pref_gpu));
       ++gs.mapping_gen;
       gs.map_ready_at = std::max(gs.map_ready_at, std::max(st.cpu, st.copy_done));
-      b.cpu_mapped |= on_pref;
+      *cpu_mapped |= on_pref;
       s.cpu_remote_maps += on_pref.count();
     }
   });

@@ -25,7 +25,8 @@ void Residency::clear_gpu_resident(VaBlock& b, const PageMask& pages, Tick now) 
   note_leaving_gpu(gs, pages, dc_.stats().prefetch_use);
   gs.resident.and_not(pages);
   gs.count = gs.resident.count();
-  b.cpu_mapped.and_not(pages);  // the CPU's mappings of the copy go with it, as a peer's do
+  // The CPU's mappings of the copy go with it, as a peer's do.
+  if (!dc_.shared.cpu_mapped.empty()) dc_.shared.cpu_mapped[b.id].and_not(pages);
   if (b.has_peer_states()) {
     // Other GPUs' mappings of these pages in this GPU's memory go with them (the driver unmaps
     // every processor from a page whose copy it moves or drops: block_unmap in

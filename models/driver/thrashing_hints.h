@@ -32,7 +32,8 @@ inline void expire_thrashing_pins(ThrashingDetector& t, DriverContext& dc, Tick 
   t.expire_pins(now, [&](std::uint32_t block, unsigned page) {
     VaBlock& b = dc.block(block);
     if (b.preferred == PreferredLocation::Cpu) return;
-    if (!(b.accessed_by & processor_bit(Processor::Cpu))) b.cpu_mapped.reset(page);
+    if (!dc.shared.cpu_mapped.empty() && !(b.accessed_by & processor_bit(Processor::Cpu)))
+      dc.shared.cpu_mapped[block].reset(page);
     // The pins are the process's: every GPU that mapped the pinned copy loses the mapping,
     // unless it maps it for its own accessed-by advice.
     for (unsigned g = 0; g < dc.va().gpus(); ++g) {
