@@ -97,31 +97,8 @@ TEST(SystemMemory, CpuInitialisedPagesAreReadRemotelyWithoutFaultsOrCopies) {
   EXPECT_EQ(s["system_memory"]["gpu_first_touch_pages"], 0);
 }
 
-TEST(SystemMemory, RemoteReadBandwidthIsTheLinkModel) {
-  // 256 warps stream 64 MB of CPU-resident memory in 4 KB reads: the C2C direction host to
-  // device is the bottleneck, so the kernel moves the bytes at the preset's 375 GB/s.
-  TempDir d;
-  MicroTrace m;
-  m.size = 64 * kMB;
-  m.cpu_init = true;
-  m.blocks = 256;
-  m.body = [&](trace::TraceWriter& w, std::uint32_t tb) {
-    const std::uint64_t slice = m.size / m.blocks;
-    for (std::uint64_t off = 0; off < slice; off += 4096)
-      w.access(0, read_at(kBase + tb * slice + off, 4096, 0));
-  };
-  const auto s = run(write_trace(d, "bw.uvt", m), {"access_counters.migration=false"});
-  EXPECT_EQ(s["remote_bytes"], 64 * kMB);
-  EXPECT_EQ(s["gpu_faults"], 0);
-  const double kernel_ns = s["kernels"][0]["time_ns"].get<double>();
-  const double gbps = static_cast<double>(64 * kMB) / kernel_ns;
-  EXPECT_NEAR(gbps, 375.0, 375.0 * 0.03) << kernel_ns;
-}
-
-TEST(SystemMemory, RemoteWritesMoveAtTheDeviceToHostBandwidth) {
-  // The same stream written instead of read: the bytes go device to host, measured slower over
-  // C2C (297 GB/s, link.dtoh_bandwidth_gbps) than host to device.
-  TempDir d;
+/// 256 warps stream 64 MB of CPU-initialised memory in 4 KB accesses of `kind`.
+std::string remote_stream(const TempDir& d, const std::string& name, AccessKind kind) {
   MicroTrace m;
   m.size = 64 * kMB;
   m.cpu_init = true;
@@ -130,15 +107,38 @@ TEST(SystemMemory, RemoteWritesMoveAtTheDeviceToHostBandwidth) {
     const std::uint64_t slice = m.size / m.blocks;
     for (std::uint64_t off = 0; off < slice; off += 4096) {
       trace::AccessRecord r = read_at(kBase + tb * slice + off, 4096, 0);
-      r.kind = AccessKind::Write;
+      r.kind = kind;
       w.access(0, r);
     }
   };
-  const auto t = write_trace(d, "wbw.uvt", m);
+  return write_trace(d, name, m);
+}
+
+/// The kernel's bytes per ns (GB/s) when it moves all 64 MB of remote_stream's trace.
+double stream_gbps(const nlohmann::json& s) {
+  return static_cast<double>(64 * kMB) / s["kernels"][0]["time_ns"].get<double>();
+}
+
+TEST(SystemMemory, RemoteReadBandwidthIsTheLinkModel) {
+  // The C2C direction host to device is the bottleneck, so the kernel moves the bytes at the
+  // preset's 375 GB/s.
+  TempDir d;
+  const auto s =
+      run(remote_stream(d, "bw.uvt", AccessKind::Read), {"access_counters.migration=false"});
+  EXPECT_EQ(s["remote_bytes"], 64 * kMB);
+  EXPECT_EQ(s["gpu_faults"], 0);
+  EXPECT_NEAR(stream_gbps(s), 375.0, 375.0 * 0.03) << s["kernels"][0]["time_ns"];
+}
+
+TEST(SystemMemory, RemoteWritesMoveAtTheDeviceToHostBandwidth) {
+  // The same stream written instead of read: the bytes go device to host, measured slower over
+  // C2C (297 GB/s, link.dtoh_bandwidth_gbps) than host to device.
+  TempDir d;
+  const auto t = remote_stream(d, "wbw.uvt", AccessKind::Write);
   auto gbps = [&](const std::vector<std::string>& sets) {
     const auto s = run(t, sets);
     EXPECT_EQ(s["remote_bytes_by_kind"]["write"], 64 * kMB);
-    return static_cast<double>(64 * kMB) / s["kernels"][0]["time_ns"].get<double>();
+    return stream_gbps(s);
   };
   EXPECT_NEAR(gbps({"access_counters.migration=false"}), 297.0, 297.0 * 0.03);
   // A symmetric link (the knob at 0) writes at link.bandwidth_gbps.
