@@ -356,6 +356,9 @@ void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, 
       throw std::runtime_error(
           "simulation stalled with " + std::to_string(nd.gpu.unfinished_threadblocks()) +
           " threadblocks unfinished in launch " + std::to_string(r.ks.launch_index));
+    // The trace's records were checked as they were decoded (RecordCheck::WhenDecoded); what
+    // they add up to must be the index's total.
+    if (!stats_.truncated) r.stream->check_accesses(r.ks.accesses);
     r.ks.end = nd.gpu.end_time();
     nd.driver.on_kernel_end(*r.kernel, r.ks.launch_index, r.ks.iteration,
                             std::max(r.ks.end, m.last_event[d]));
@@ -439,7 +442,7 @@ void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, 
         nd.driver.on_kernel_start(k, ev.launch_index, ev.iteration, host);
         host = std::max(host, nd.driver.host_ready());  // placement actions run before the launch
         advance_to(host);
-        r.stream.emplace(reader.launch(ev.launch_index));
+        r.stream.emplace(reader.launch(ev.launch_index, trace::RecordCheck::WhenDecoded));
         nd.gpu.launch(k, *r.stream, host, r.ks);
         break;
       }

@@ -17,6 +17,7 @@
 #include "traces/measurements/importers.h"
 #include "traces/measurements/measurement.h"
 #include "traces/trace.h"
+#include "traces/trace_codec.h"
 
 namespace uvmsim::test {
 namespace {
@@ -298,6 +299,79 @@ TEST(FuzzFixes, IndexTotalsThatDisagreeWithTheDataAreRejected) {
   EXPECT_EQ(r.err, "uvmsim run: error: " + path +
                        ": index: launch 0: the index says 1099511627776 records, its chunks "
                        "hold 64\n");
+}
+
+// `uvmsim run` reads launches with RecordCheck::WhenDecoded (each record checked once, when its
+// warp decodes it, not also when its chunk loads): a malformed record and an index whose access
+// total lies are still rejected, with the words the load-time check uses.
+TEST(RecordCheck, WhenDecodedRejectsWhatAtLoadRejectsWithTheSameMessage) {
+  TempDir d;
+  const auto u = unpacked(d, {"regular", "--footprint", "256K", "--chunk-size", "256"});
+  const auto path = d.file("t.uvt");
+  // Reads launch 0 in the given mode, decoding every record; with WhenDecoded the caller checks
+  // the access total, as the simulator does at the kernel's end.
+  auto read_launch = [&](const fuzz::UnpackedTrace& t, trace::RecordCheck check) {
+    write_bytes(path, fuzz::pack_trace(t));
+    return error_of([&] {
+      trace::TraceReader r(path);
+      trace::LaunchStream s = r.launch(0, check);
+      trace::ThreadblockView tb;
+      std::vector<trace::WarpStream> warps;
+      trace::AccessRecord rec;
+      std::uint64_t accesses = 0;
+      while (s.next(tb)) {
+        tb.warp_streams(warps);
+        for (auto& w : warps)
+          while (w.next(rec)) accesses += rec.repeat;
+        s.release(tb);
+      }
+      if (check == trace::RecordCheck::WhenDecoded) s.check_accesses(accesses);
+    });
+  };
+  EXPECT_EQ(read_launch(u, trace::RecordCheck::AtLoad), "");
+  EXPECT_EQ(read_launch(u, trace::RecordCheck::WhenDecoded), "");
+
+  // The first record of the last threadblock chunk's first warp gets access kind 7 (there are
+  // four).
+  auto bad_kind = u;
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < u.chunks.size(); ++i)
+    if (u.chunks[i].info.type == trace::ChunkInfo::Blocks) last = i;
+  auto& chunk = bad_kind.chunks[last];
+  ASSERT_EQ(chunk.info.type, trace::ChunkInfo::Blocks);
+  write_bytes(path, fuzz::pack_trace(u));
+  const trace::TraceReader good(path);
+  const std::uint32_t warps =
+      good.metadata().find_kernel(good.launches()[0].kernel_id)->warps_per_block();
+  std::vector<trace::codec::TbEntry> tbs;
+  const std::string name = "chunk";
+  trace::codec::parse_block_chunk(chunk.data.data(), chunk.data.size(), chunk.info.first,
+                                  chunk.info.count, warps, tbs, &name, 0);
+  ASSERT_FALSE(tbs.empty());
+  trace::codec::ByteReader warp(chunk.data.data() + tbs[0].begin, chunk.data.data() + tbs[0].end,
+                                &name, "warp");
+  ASSERT_GT(warp.varint(), 0u);  // records
+  (void)warp.varint();           // bytes
+  chunk.data[tbs[0].begin + warp.offset()] |= 0x07;
+  const std::string at_load = read_launch(bad_kind, trace::RecordCheck::AtLoad);
+  EXPECT_NE(at_load.find("unknown access kind"), std::string::npos) << at_load;
+  EXPECT_EQ(read_launch(bad_kind, trace::RecordCheck::WhenDecoded), at_load);
+
+  // An index whose access total is off by 5: the same message from the last chunk's load
+  // (AtLoad), from check_accesses (WhenDecoded) and from `uvmsim run`.
+  auto lie = u;
+  lie.launches[0].accesses += 5;
+  const std::string expected =
+      path + ": index: launch 0: the index says " + std::to_string(lie.launches[0].accesses) +
+      " accesses, its chunks hold " + std::to_string(u.launches[0].accesses);
+  EXPECT_EQ(read_launch(lie, trace::RecordCheck::AtLoad), expected);
+  EXPECT_EQ(read_launch(lie, trace::RecordCheck::WhenDecoded), expected);
+  const auto r = cli({"run", "--gpu", "gtx1080ti", "--trace", path, "--quiet"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "uvmsim run: error: " + expected + "\n");
+  // The same trace with the truth in its index runs.
+  write_bytes(path, fuzz::pack_trace(u));
+  EXPECT_EQ(cli({"run", "--gpu", "gtx1080ti", "--trace", path, "--quiet"}).code, 0);
 }
 
 // Defect 9: a 150 KB crafted trace made the reader allocate 4.2 GB before rejecting it: a zstd

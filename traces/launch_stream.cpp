@@ -32,6 +32,7 @@ struct LaunchStream::Impl {
   std::uint64_t next_tb = 0;
   std::uint64_t total = 0;
   std::uint32_t warps = 0;
+  RecordCheck check = RecordCheck::AtLoad;
   // Records and accesses of the chunks loaded so far, checked against the index's totals.
   codec::ChunkTotals seen;
   // unique_ptr keeps a Slot's address stable when `slots` grows.
@@ -51,24 +52,28 @@ struct LaunchStream::Impl {
     return static_cast<std::uint32_t>(slots.size() - 1);
   }
 
-  /// The index's per-launch totals size things before any chunk is read (trace info, OPT's
-  /// buckets): they must be what the chunks hold. Checked as each chunk loads, so a launch never
-  /// yields more records than its index entry announced.
+  /// The index's per-launch totals are shown before any chunk is read (trace info): they must
+  /// be what the chunks hold. Checked as each chunk loads, so a launch never yields more records
+  /// than its index entry announced. Accesses only with RecordCheck::AtLoad (otherwise the
+  /// caller checks them: counting them takes every record's repeat).
+  [[noreturn]] void fail(const char* what, std::uint64_t index, const std::string& held) const {
+    throw UserError(reader->display_name(), "index: launch " + std::to_string(launch),
+                    std::string("the index says ") + std::to_string(index) + " " + what +
+                        ", its chunks hold " + held);
+  }
+
   void check_totals(const codec::ChunkTotals& chunk, bool last) {
+    const bool accesses = check == RecordCheck::AtLoad;
     const LaunchSummary& l = reader->launches()[launch];
-    auto fail = [&](const char* what, std::uint64_t index, const std::string& held) {
-      throw UserError(reader->display_name(), "index: launch " + std::to_string(launch),
-                      std::string("the index says ") + std::to_string(index) + " " + what +
-                          ", its chunks hold " + held);
-    };
     if (chunk.records > l.records - seen.records) fail("records", l.records, "more");
-    if (chunk.accesses > l.accesses - seen.accesses) fail("accesses", l.accesses, "more");
+    if (accesses && chunk.accesses > l.accesses - seen.accesses)
+      fail("accesses", l.accesses, "more");
     seen.records += chunk.records;
     seen.accesses += chunk.accesses;
     if (last && seen.records != l.records) {
       fail("records", l.records, std::to_string(seen.records));
     }
-    if (last && seen.accesses != l.accesses) {
+    if (accesses && last && seen.accesses != l.accesses) {
       fail("accesses", l.accesses, std::to_string(seen.accesses));
     }
   }
@@ -82,7 +87,7 @@ struct LaunchStream::Impl {
       const ChunkInfo& c = reader->chunks()[ci];
       codec::ChunkTotals totals;
       codec::parse_block_chunk(s.buf.data(), s.buf.size(), c.first, c.count, warps, s.tbs,
-                               &reader->display_name(), ci, &totals);
+                               &reader->display_name(), ci, &totals, check == RecordCheck::AtLoad);
       check_totals(totals, next_chunk + 1 == chunk_ids->size());
       s.first = c.first;
     } catch (...) {
@@ -100,7 +105,7 @@ struct LaunchStream::Impl {
   }
 };
 
-LaunchStream::LaunchStream(TraceReader& reader, std::uint32_t launch_index)
+LaunchStream::LaunchStream(TraceReader& reader, std::uint32_t launch_index, RecordCheck check)
     : impl_(std::make_unique<Impl>()) {
   if (launch_index >= reader.launches().size()) {
     throw std::out_of_range("LaunchStream: launch " + std::to_string(launch_index) +
@@ -109,6 +114,7 @@ LaunchStream::LaunchStream(TraceReader& reader, std::uint32_t launch_index)
   Impl& s = *impl_;
   s.reader = &reader;
   s.launch = launch_index;
+  s.check = check;
   s.chunk_ids = &reader.launch_chunks(launch_index);
   const LaunchSummary& l = reader.launches()[launch_index];
   s.total = l.threadblocks;
@@ -122,6 +128,12 @@ LaunchStream::LaunchStream(LaunchStream&&) noexcept = default;
 std::uint64_t LaunchStream::threadblocks() const { return impl_->total; }
 
 std::size_t LaunchStream::decoded_chunks() const { return impl_->live; }
+
+void LaunchStream::check_accesses(std::uint64_t decoded) const {
+  const Impl& s = *impl_;
+  const std::uint64_t index = s.reader->launches()[s.launch].accesses;
+  if (decoded != index) s.fail("accesses", index, std::to_string(decoded));
+}
 
 bool LaunchStream::next(ThreadblockView& out) {
   Impl& s = *impl_;

@@ -254,12 +254,26 @@ struct ThreadblockView {
 
 class TraceReader;
 
+/// When a LaunchStream checks the records of a chunk it loads.
+enum class RecordCheck : std::uint8_t {
+  /// Every record is checked as its chunk loads (errors come in the order the Python reader
+  /// reports them), and the chunks' access totals against the index's. Each record is then
+  /// read twice: skimmed at load, decoded by WarpStream::next when its warp runs.
+  AtLoad,
+  /// A chunk's structure and record counts are checked as it loads; each record is checked by
+  /// WarpStream::next when it is decoded (same rules, same one-line errors, so nothing malformed
+  /// gets through), and the caller checks the launch's access total (LaunchSummary::accesses)
+  /// once it has decoded every record. The simulator's path: one pass over the records.
+  WhenDecoded,
+};
+
 /// Streams the threadblocks of one launch in id order, decoding a chunk only when the first of
 /// its threadblocks is requested, and freeing it when all of its threadblocks are released, so
 /// memory is bounded by the threadblocks in flight.
 class LaunchStream {
  public:
-  LaunchStream(TraceReader& reader, std::uint32_t launch_index);
+  LaunchStream(TraceReader& reader, std::uint32_t launch_index,
+               RecordCheck check = RecordCheck::AtLoad);
   ~LaunchStream();
   LaunchStream(LaunchStream&&) noexcept;
   std::uint64_t threadblocks() const;
@@ -267,6 +281,10 @@ class LaunchStream {
   bool next(ThreadblockView& out);
   void release(const ThreadblockView& tb);
   std::size_t decoded_chunks() const;  ///< chunks currently held in memory
+  /// With RecordCheck::WhenDecoded: the caller, having decoded every record of the launch,
+  /// passes the accesses they expand to (repeats included); a total other than the index's is
+  /// the error RecordCheck::AtLoad reports at the last chunk ("index: launch N: ...").
+  void check_accesses(std::uint64_t decoded) const;
 
  private:
   struct Impl;
@@ -293,7 +311,7 @@ class TraceReader {
   bool next_host_event(HostEvent& out);
   void rewind_host();
 
-  LaunchStream launch(std::uint32_t launch_index);
+  LaunchStream launch(std::uint32_t launch_index, RecordCheck check = RecordCheck::AtLoad);
   /// Indices into chunks() of the Blocks chunks of a launch, in threadblock order.
   const std::vector<std::size_t>& launch_chunks(std::uint32_t launch_index) const;
 

@@ -306,7 +306,7 @@ namespace {
 /// any kind, without saying what: the caller then re-parses in the reporting order.
 bool parse_sound_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t first,
                              std::uint64_t count, std::uint32_t warps_per_block,
-                             std::vector<TbEntry>& out, ChunkTotals& totals) {
+                             std::vector<TbEntry>& out, ChunkTotals& totals, bool skim) {
   const std::uint8_t* p = data;
   const std::uint8_t* const end = data + size;
   std::uint64_t v = 0;
@@ -330,10 +330,12 @@ bool parse_sound_block_chunk(const std::uint8_t* data, std::size_t size, std::ui
       if (!read() || v / 2 < records || v > static_cast<std::uint64_t>(end - p)) return false;
       const std::uint8_t* warp = p;
       p += v;
-      std::uint64_t accesses = 0;
-      if (!skim_warp(warp, p, records, accesses)) return false;
+      if (skim) {
+        std::uint64_t accesses = 0;
+        if (!skim_warp(warp, p, records, accesses)) return false;
+        totals.accesses += accesses;
+      }
       totals.records += records;
-      totals.accesses += accesses;
     }
     out.push_back(
         TbEntry{first + i, warps_per_block, va_base, begin, static_cast<std::size_t>(p - data)});
@@ -346,11 +348,13 @@ bool parse_sound_block_chunk(const std::uint8_t* data, std::size_t size, std::ui
 void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t first,
                        std::uint64_t count, std::uint32_t warps_per_block,
                        std::vector<TbEntry>& out, const std::string* where,
-                       std::uint64_t chunk_index, ChunkTotals* totals) {
+                       std::uint64_t chunk_index, ChunkTotals* totals, bool skim_records) {
   out.clear();
   if (totals != nullptr) {
     *totals = {};
-    if (parse_sound_block_chunk(data, size, first, count, warps_per_block, out, *totals)) return;
+    if (parse_sound_block_chunk(data, size, first, count, warps_per_block, out, *totals,
+                                skim_records))
+      return;
     out.clear();
     *totals = {};
   }
@@ -379,13 +383,14 @@ void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t
                 std::to_string(records) + " records in " + std::to_string(len) + " bytes");
       }
       in.skip(len);
+      if (totals != nullptr) totals->records += records;
     }
     out.push_back(TbEntry{tb, warps, va_base, begin, in.offset()});
   }
   if (!in.at_end()) {
     in.fail(std::to_string(in.remaining()) + " trailing bytes after the last threadblock");
   }
-  if (totals == nullptr) return;
+  if (totals == nullptr || !skim_records) return;
   // A second pass once the structure is known to be sound: errors come in the order of a reader
   // that decodes the records as it goes (structure first, then records in threadblock and warp
   // order), which is what the Python reader (python/uvmsim/records.py) reports too.
@@ -406,7 +411,6 @@ void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t
         throw std::logic_error("skim_warp rejected a warp that WarpStream accepts");
       }
       totals->accesses += accesses;
-      totals->records += records;
     }
   }
 }

@@ -163,13 +163,15 @@ struct ChunkTotals {
 /// Splits a decoded Blocks chunk into threadblocks, checking its structure: `count` threadblocks
 /// with ids first, first+1, ..., each with `warps_per_block` warps whose data lies inside the
 /// chunk, and no trailing bytes. Fills `out` (cleared; its capacity is reused).
-/// With `totals`, also decodes every record (so a malformed one is reported when the chunk is
-/// loaded) and returns the chunk's record and access counts.
+/// With `totals`, returns the chunk's record count and, if `skim_records`, also checks every
+/// record (so a malformed one is reported when the chunk is loaded) and counts its accesses
+/// (RecordCheck::AtLoad); without it `totals->accesses` stays 0 (RecordCheck::WhenDecoded).
 /// Errors name "chunk <chunk_index>".
 void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t first,
                        std::uint64_t count, std::uint32_t warps_per_block,
                        std::vector<TbEntry>& out, const std::string* where,
-                       std::uint64_t chunk_index, ChunkTotals* totals = nullptr);
+                       std::uint64_t chunk_index, ChunkTotals* totals = nullptr,
+                       bool skim_records = true);
 
 /// Checks one warp's `records` records in [p, end) by the rules WarpStream::next applies, and
 /// counts their accesses (repeats expanded), without producing them: the load-time validation

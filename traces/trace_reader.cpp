@@ -426,8 +426,8 @@ void TraceReader::rewind_host() {
   r.next_launch = 0;
 }
 
-LaunchStream TraceReader::launch(std::uint32_t launch_index) {
-  return LaunchStream(*this, launch_index);
+LaunchStream TraceReader::launch(std::uint32_t launch_index, RecordCheck check) {
+  return LaunchStream(*this, launch_index, check);
 }
 
 }  // namespace uvmsim::trace

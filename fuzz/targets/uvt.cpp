@@ -1,7 +1,9 @@
 // The .uvt reader: open, every host event, every launch's threadblocks, warps and records, with
 // threadblocks held and released out of order like the simulator does. When the reader accepts a
 // file, what it decoded must match the index's per-launch totals (the reader promises to check
-// them), and `uvmsim analyze`'s profile of it must be valid hints for it. `uvt_run`
+// them), and `uvmsim analyze`'s profile of it must be valid hints for it. Both record checks
+// (trace::RecordCheck) must accept exactly the same files: WhenDecoded, the simulator's, leaves
+// the access total to the caller, which this target checks as the simulator does. `uvt_run`
 // (targets/full/) runs the CLI on the traces the reader accepts.
 #include <deque>
 
@@ -14,7 +16,7 @@ namespace uvmsim::fuzz {
 
 namespace {
 
-void read_everything(const std::filesystem::path& path) {
+void read_everything(const std::filesystem::path& path, trace::RecordCheck check) {
   trace::TraceReader reader(path);
   trace::HostEvent ev;
   std::uint64_t host = 0;
@@ -23,7 +25,7 @@ void read_everything(const std::filesystem::path& path) {
 
   std::vector<trace::WarpStream> warps;
   for (std::uint32_t l = 0; l < reader.launches().size(); ++l) {
-    trace::LaunchStream stream = reader.launch(l);
+    trace::LaunchStream stream = reader.launch(l, check);
     std::deque<trace::ThreadblockView> held;
     std::uint64_t tbs = 0, records = 0, accesses = 0;
     trace::ThreadblockView tb;
@@ -46,6 +48,7 @@ void read_everything(const std::filesystem::path& path) {
     }
     for (const auto& h : held) stream.release(h);
     if (stream.decoded_chunks() != 0) throw Finding("decoded chunks left after the launch");
+    if (check == trace::RecordCheck::WhenDecoded) stream.check_accesses(accesses);
     const trace::LaunchSummary& s = reader.launches()[l];
     if (tbs != s.threadblocks || records != s.records || accesses != s.accesses) {
       throw Finding("launch " + std::to_string(l) + ": decoded " + std::to_string(tbs) + "/" +
@@ -71,10 +74,21 @@ void run(Input in) {
   bool accepted = false;
   expect_clean(
       [&] {
-        read_everything(path);
+        read_everything(path, trace::RecordCheck::AtLoad);
         accepted = true;
       },
       path.string());
+  bool accepted_when_decoded = false;
+  expect_clean(
+      [&] {
+        read_everything(path, trace::RecordCheck::WhenDecoded);
+        accepted_when_decoded = true;
+      },
+      path.string());
+  if (accepted != accepted_when_decoded)
+    throw Finding(std::string("RecordCheck::AtLoad ") + (accepted ? "accepts" : "rejects") +
+                  " a trace that RecordCheck::WhenDecoded " +
+                  (accepted_when_decoded ? "accepts" : "rejects"));
   if (!accepted) return;
   try {
     profile(path);
