@@ -52,16 +52,18 @@ struct LaunchStream::Impl {
     return static_cast<std::uint32_t>(slots.size() - 1);
   }
 
-  /// The index's per-launch totals are shown before any chunk is read (trace info): they must
-  /// be what the chunks hold. Checked as each chunk loads, so a launch never yields more records
-  /// than its index entry announced. Accesses only with RecordCheck::AtLoad (otherwise the
-  /// caller checks them: counting them takes every record's repeat).
+  /// "the index says N <what>, its chunks hold <held>": check_totals and check_accesses.
   [[noreturn]] void fail(const char* what, std::uint64_t index, const std::string& held) const {
     throw UserError(reader->display_name(), "index: launch " + std::to_string(launch),
                     std::string("the index says ") + std::to_string(index) + " " + what +
                         ", its chunks hold " + held);
   }
 
+  /// The index's per-launch totals are shown before any chunk is read (trace info) and size
+  /// OPT's pre-pass: they must be what the chunks hold. Checked as each chunk loads, so a launch
+  /// never yields more records than its index entry announced. Accesses only with
+  /// RecordCheck::AtLoad (otherwise the caller checks them: counting them takes every record's
+  /// repeat).
   void check_totals(const codec::ChunkTotals& chunk, bool last) {
     const bool accesses = check == RecordCheck::AtLoad;
     const LaunchSummary& l = reader->launches()[launch];
