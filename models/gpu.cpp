@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 
 #include "core/error.h"
 
@@ -36,6 +37,8 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
   per_access_ = cfg_.gpu.utlb_fault_per_access;
   round_robin_ = cfg_.gpu.utlb_replay_order == UtlbReplayOrder::RoundRobin;
   l1_.resize(cfg_.gpu.num_sms);
+  memo_on_ = memo_default_;
+  memo_.resize(std::size_t{cfg_.gpu.num_sms} << kMemoBits);
   for (auto& t : l1_) t.reset(cfg_.tlb.l1_entries, cfg_.tlb.l1_assoc);
   l2_.reset(cfg_.tlb.l2_entries, cfg_.tlb.l2_assoc);
   hbm_.configure(cfg_.hbm.bandwidth_gbps, cfg_.hbm.latency_ns);
@@ -226,14 +229,49 @@ Tick Gpu::peer_access(Tick t, const trace::AccessRecord& r, unsigned holder) {
   return done;
 }
 
+[[gnu::always_inline]] inline bool Gpu::memo_hit(const Memo& m, std::uint32_t sm,
+                                                 const trace::AccessRecord& r, Tick t, Tick& done) {
+  // What issue's full path would find for this access, checked on the block's current state.
+  // The PTE size, and so the TLB key, changes only with the block's residency, which the
+  // driver changes only together with its mapping generation (every PTE write bumps it: it is
+  // what invalidates TLB entries), so an unchanged generation keeps the memo's key. The page
+  // must still be resident with its PTE usable at `t` and writable for a write (Gpu::mapped for
+  // a local page), and the L1 entry the memo points at must still hold the key at this
+  // generation, which is exactly when the set's scan would hit there (a key sits in at most one
+  // way of its set).
+  GpuBlockState& g = *m.g;
+  const unsigned page = VaSpace::page_index(r.va);
+  if (g.mapping_gen != m.gen || !g.resident.test(page) ||
+      (t < g.map_ready_at && g.map_pending.test(page)) ||
+      (r.kind >= AccessKind::Write && g.read_only.test(page)))
+    return false;
+  Tlb& l1 = l1_[sm];
+  if (!l1.holds(m.slot, m.key, m.gen)) return false;
+  assert(m.key == tlb_key(*m.b, g, r.va, page));
+  auto& s = ctx_.stats;
+  ++s.l1_tlb_hits;
+  l1.touch(m.slot);
+  done = local_access(t + l1_lat_, r);
+  if (r.kind >= AccessKind::Write) g.dirty.set(page);
+  note_gpu_access(g, page, s.prefetch_use);
+  if (notify_accesses_)
+    listener_->on_access(
+        AccessEvent{*m.b, page, r.va, r.ref_id, r.bytes, r.repeat, r.kind, false, t});
+  s.accesses += r.repeat;
+  ks_->accesses += r.repeat;
+  return true;
+}
+
 bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& done) {
   Warp& w = warps_[wi];
   auto& s = ctx_.stats;
   // The instruction passes the SM's LSU first (a replayed one again): its sectors queue behind
   // those of the SM's other warps.
   t = sm_.lsu(w.sm, t, r.va, r.bytes, r.repeat);
-  const VaRange* rg = ctx_.va.find_range(r.va);
   ++s.l1_tlb_lookups;
+  Memo& memo = memo_[memo_index(w.sm, r.va >> kPageShift)];
+  if (memo.vpn == r.va >> kPageShift && memo_hit(memo, w.sm, r, t, done)) return true;
+  const VaRange* rg = ctx_.va.find_range(r.va);
   if (!rg || !rg->managed) {
     // Outside managed memory: device memory (cudaMalloc) or pinned host memory, always mapped.
     if (!rg) s.unmapped_accesses += r.repeat;
@@ -250,21 +288,12 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
   const GpuBlockState& g = state_of(b);
   if (mapped(b, g, page, r.kind, t)) {
     const bool local = g.resident.test(page);
-    // The PTE size the driver would have written: 2 MB if the whole block is resident, 64 KB
-    // for a fully resident big page, else 4 KB (uvm-driver.md §6).
-    unsigned shift = kPageShift, cls = 0;
-    if (b.system && ats_) {
-      // ATS: the GPU translates system memory through the CPU's page table, one OS page per
-      // entry wherever the page lies (the GPU's 2 MB PTEs are for memory UVM manages).
-      shift = system_page_shift_, cls = 3;
-    } else if (local) {
-      if (b.full_block() && g.count == kPagesPerBlock) {
-        shift = kBlockShift, cls = 2;
-      } else if (g.resident.big_page_full(page / kPagesPerBigPage)) {
-        shift = kBigPageShift, cls = 1;
-      }
-    }
-    const std::uint64_t key = ((r.va >> shift) << 2) | cls;
+    // ATS: the GPU translates system memory through the CPU's page table, one OS page per
+    // entry wherever the page lies (the GPU's 2 MB PTEs are for memory UVM manages).
+    const bool ats = b.system && ats_;
+    const std::uint64_t key = ats     ? ((r.va >> system_page_shift_) << 2) | 3
+                              : local ? tlb_key(b, g, r.va, page)
+                                      : (r.va >> kPageShift) << 2;
     Tlb& l1 = l1_[w.sm];
     if (l1.lookup(key, g.mapping_gen)) {
       ++s.l1_tlb_hits;
@@ -287,6 +316,8 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
       GpuBlockState& mine = const_cast<GpuBlockState&>(g);
       if (write) mine.dirty.set(page);
       note_gpu_access(mine, page, s.prefetch_use);
+      if (!ats && memo_on_)
+        memo = Memo{r.va >> kPageShift, &b, &mine, key, l1.last_slot(), g.mapping_gen};
     } else {
       // Remote: the host copy, or with peer access a peer's (the GPU's access counters count
       // both: they track accesses to memory that is not the GPU's own).

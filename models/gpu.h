@@ -34,6 +34,9 @@ class Gpu final : public ThreadblockSource {
   Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interrupt& irq,
       std::uint8_t ordinal);
   std::uint8_t ordinal() const { return ord_; }
+  /// Tests only: switches the TLB-hit shortcut (Gpu::memo_hit) off for GPUs created after the
+  /// call, to check that it changes no result.
+  static void set_translation_memo(bool on) { memo_default_ = on; }
   /// Who hears completed accesses (if it wants them) and threadblock ends; may be null.
   void set_listener(GpuListener* l) {
     listener_ = l;
@@ -257,6 +260,36 @@ class Gpu final : public ThreadblockSource {
   /// `defer`: called from on_gmmu_free with uTLBs still waiting (a GmmuFree event follows).
   void write_report(std::uint32_t u, Tick now, bool defer = false);
 
+  /// The last translation of a page by an SM (TLB-hit fast path, Gpu::memo_hit): its block and
+  /// this GPU's state of it, the L1 TLB key it used and the L1 entry that holds it. Only a
+  /// shortcut to where the full path would look; every condition is checked again.
+  struct Memo {
+    Addr vpn = ~Addr{0};  ///< va >> kPageShift
+    VaBlock* b = nullptr;
+    GpuBlockState* g = nullptr;
+    std::uint64_t key = 0;
+    std::size_t slot = 0;
+    std::uint32_t gen = 0;  ///< the block's mapping generation when the entry was made
+  };
+  static constexpr unsigned kMemoBits = 5;  ///< 32 memo entries per SM
+  static inline bool memo_default_ = true;
+  bool memo_on_ = true;
+  std::vector<Memo> memo_;
+  std::size_t memo_index(std::uint32_t sm, Addr vpn) const {
+    // Multiplicative hash: arrays a power-of-two pages apart would share low bits.
+    return (std::size_t{sm} << kMemoBits) + ((vpn * 0x9E3779B97F4A7C15ull) >> (64 - kMemoBits));
+  }
+  /// The L1/L2 TLB key of a page resident here: its VA at the PTE size the driver would have
+  /// written (2 MB if the whole block is resident, 64 KB for a fully resident big page, else
+  /// 4 KB; uvm-driver.md §6) and that size's class.
+  static std::uint64_t tlb_key(const VaBlock& b, const GpuBlockState& g, Addr va, unsigned page) {
+    if (b.full_block() && g.count == kPagesPerBlock) return ((va >> kBlockShift) << 2) | 2;
+    if (g.resident.big_page_full(page / kPagesPerBigPage)) return ((va >> kBigPageShift) << 2) | 1;
+    return (va >> kPageShift) << 2;
+  }
+  /// The access hits the L1 TLB entry `m` points at, on a page resident here: it completes (as
+  /// issue's full path would) and true is returned; otherwise nothing is changed.
+  bool memo_hit(const Memo& m, std::uint32_t sm, const trace::AccessRecord& r, Tick t, Tick& done);
   std::vector<Tlb> l1_;
   Tlb l2_;
   BandwidthServer hbm_;
