@@ -40,19 +40,14 @@ class Tlb {
     }
   }
   void insert(std::uint64_t key, std::uint32_t gen) {
-    const std::size_t base = index(key);
-    std::size_t victim = base;
-    for (std::uint32_t i = 0; i < assoc_; ++i) {
-      if (keys_[base + i] == key) {
-        victim = base + i;
-        break;
-      }
-      if (stamps_[base + i] < stamps_[victim]) victim = base + i;
+    switch (assoc_) {
+      case 8:
+        return insert_ways<8>(key, gen);
+      case 16:
+        return insert_ways<16>(key, gen);
+      default:
+        return insert_ways<0>(key, gen);
     }
-    keys_[victim] = key;
-    gens_[victim] = gen;
-    stamps_[victim] = ++clock_;
-    last_ = victim;
   }
   /// The entry the last hit of lookup() or the last insert() used: a caller may come back to
   /// it (Gpu's TLB-hit shortcut) instead of scanning the set again.
@@ -82,6 +77,25 @@ class Tlb {
       }
     }
     return false;
+  }
+  /// insert() over `kWays` ways (0: assoc_ ways): the key's own entry if the set has it, else
+  /// the first least recently used way.
+  template <std::uint32_t kWays>
+  void insert_ways(std::uint64_t key, std::uint32_t gen) {
+    const std::size_t base = index(key);
+    const std::uint32_t ways = kWays ? kWays : assoc_;
+    std::size_t victim = base;
+    for (std::uint32_t i = 0; i < ways; ++i) {
+      if (keys_[base + i] == key) {
+        victim = base + i;
+        break;
+      }
+      if (stamps_[base + i] < stamps_[victim]) victim = base + i;
+    }
+    keys_[victim] = key;
+    gens_[victim] = gen;
+    stamps_[victim] = ++clock_;
+    last_ = victim;
   }
   std::size_t index(std::uint64_t key) const {
     // Mix the key so that strided page numbers spread over the sets.
