@@ -271,7 +271,7 @@ class Gpu final : public ThreadblockSource {
     std::size_t slot = 0;
     std::uint32_t gen = 0;  ///< the block's mapping generation when the entry was made
   };
-  static constexpr unsigned kMemoBits = 5;  ///< 32 memo entries per SM
+  static constexpr unsigned kMemoBits = 6;  ///< 64 memo entries per SM
   static inline bool memo_default_ = true;
   bool memo_on_ = true;
   std::vector<Memo> memo_;
