@@ -8,6 +8,7 @@
 
 #include "core/config.h"
 #include "core/event_queue.h"
+#include "models/gpu.h"
 #include "sim/cli/commands.h"
 #include "sim/simulator.h"
 
@@ -49,12 +50,30 @@ void run_sim(benchmark::State& state, const std::string& trace, double oversub,
       benchmark::Counter(static_cast<double>(entries), benchmark::Counter::kIsRate);
 }
 
+// The TLB-hit shortcut (Gpu::memo_hit) on for argument 1, off for 0: what it saves, measured
+// where it matters. It changes no result (tests/test_translation_memo.cpp).
+struct MemoSwitch {
+  explicit MemoSwitch(const benchmark::State& state) {
+    uvmsim::Gpu::set_translation_memo(state.range(0) != 0);
+  }
+  ~MemoSwitch() { uvmsim::Gpu::set_translation_memo(true); }
+};
+
 // Hot path without faults: STREAM triad over 96 MB, 4 iterations; after the first iteration
 // every access is a TLB hit or a page walk to resident memory.
 void BM_StreamTlbHits(benchmark::State& state) {
+  const MemoSwitch memo(state);
   run_sim(state, trace_path("stream", {"stream", "--footprint", "96M", "--param", "iters=4"}), 0);
 }
-BENCHMARK(BM_StreamTlbHits)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StreamTlbHits)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+
+// Tiled reuse, mostly TLB hits on a few pages per SM: gemm 4 MB at 50 % oversubscription, the
+// gemm row of the README's table against libCacheSim.
+void BM_GemmTlbHits(benchmark::State& state) {
+  const MemoSwitch memo(state);
+  run_sim(state, trace_path("gemm", {"gemm", "--footprint", "4M"}), 50);
+}
+BENCHMARK(BM_GemmTlbHits)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 
 // Fault path: one page per thread, so every access faults at least once.
 void BM_RegularFaults(benchmark::State& state) {
