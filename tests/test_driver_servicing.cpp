@@ -263,6 +263,60 @@ TEST(ReplayPolicyWaits, OnlyBatchFlushWaitsForTheCopiesBeforeTheNextBatch) {
   EXPECT_NEAR(slow[1] - fast[1], 2 * 100000.0, 1e-3);
 }
 
+TEST(ReplayPolicyWaits, BatchFlushReadsPutWhenTheHostWorkEndsNotWhenTheCopiesDo) {
+  // uvm_parent_gpu_service_replayable_faults calls fault_buffer_flush_locked as soon as
+  // service_fault_batch returns, with the batch's copies still running; only the replay push
+  // waits for them (on the GPU), and the thread waits for the replay. Threadblock 0's four warps
+  // miss on page 0 (four entries, three of them duplicates: more than
+  // driver.replay_update_put_ratio, so the flush re-reads PUT); the batch copies page 0 and the
+  // rest of its 64 KB big page, 2 ms of copies here. Threadblock 1's four warps miss on page 5
+  // ~630 us later, while those copies run: their entries are written after the flush read PUT,
+  // so they stay for a second batch, which finds page 5 resident. Were PUT read after the
+  // copies, the flush would discard them, and the replay would find page 5 mapped: one batch.
+  TempDir d;
+  const auto path = d.file("late.uvt");
+  {
+    trace::Metadata meta;
+    meta.workload = "handwritten";
+    meta.allocations.push_back({0, "buf", kBase, k2M, true, false});
+    trace::KernelInfo k;
+    k.id = 0;
+    k.name = "two_pages";
+    k.grid = {2, 1, 1};
+    k.block = {128, 1, 1};
+    meta.kernels.push_back(k);
+    trace::TraceWriter w(path, meta);
+    trace::HostEvent init;
+    init.type = trace::HostEventType::CpuAccess;
+    init.va = kBase;
+    init.size = k2M;
+    init.kind = AccessKind::Write;
+    w.host_event(init);
+    w.begin_launch(0, -1);
+    for (std::uint32_t b = 0; b < 2; ++b) {
+      w.begin_block(4);
+      for (std::uint32_t warp = 0; warp < 4; ++warp) {
+        trace::AccessRecord r;
+        r.va = kBase + (b == 0 ? 0 : 5 * 4096);
+        r.kind = AccessKind::Read;
+        r.bytes = 128;
+        r.gap_cycles = b == 0 ? 10 : 1000000;  // one warp issues one slot per cycle: ~630 us
+        w.access(warp, r);
+      }
+      w.end_block();
+    }
+    w.finish();
+  }
+  const auto j = simulate("gtx1080ti", path, {"cost.copy_run_ns=1000000"}, std::nullopt);
+  EXPECT_EQ(u(j["fault_batches"]), 2u);
+  EXPECT_EQ(u(j["gpu_faults"]), 8u);
+  EXPECT_EQ(u(j["faults"]["fetched"]), 8u);
+  EXPECT_EQ(u(j["faults"]["flushed"]), 0u);
+  EXPECT_EQ(u(j["faults"]["coalesced"]), 6u);
+  EXPECT_EQ(u(j["faults"]["already_resident"]), 1u);
+  EXPECT_EQ(u(j["accesses"]), 8u);
+}
+
 TEST(MappingDuringCopies, PagesAlreadyMappedStayUsableWhileMorePagesAreCopiedIntoTheBlock) {
   // uvm_va_block_service_locked migrates the faulted pages first and then maps them for the
   // faulting GPU; the PTEs it wrote for the block's earlier pages stay valid meanwhile. Warp 0

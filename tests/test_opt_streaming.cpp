@@ -124,9 +124,9 @@ TEST(OptStreaming, SpillingToDiskChangesNoDecision) {
   // The exact outcome (titanv, 50 %). Here the program-order oracle evicts less than LRU; it is
   // not a bound in general (docs/policies.md, "Oracles": small model changes have put LRU
   // below it on this very trace).
-  EXPECT_EQ(mem.evictions, 99u);
+  EXPECT_EQ(mem.evictions, 101u);
   EXPECT_EQ(pm["uses"], 3037);
-  EXPECT_EQ(run(t, {"--eviction", "lru"}).evictions, 103u);
+  EXPECT_EQ(run(t, {"--eviction", "lru"}).evictions, 102u);
 }
 
 // Peak heap of building OPT's future for `trace` and walking it to the end, above the heap live
@@ -249,13 +249,14 @@ TEST(OptRecorded, TwoPassesEndToEnd) {
   const Outcome two = run(t, {"--eviction", "opt", "--set", "policy.opt.order=" + order}, "75");
   const Outcome prog = run(t, {"--eviction", "opt"}, "75");
   EXPECT_EQ(two.stats["policies"]["eviction"]["order"], "recorded");
-  // The exact outcomes of the three runs. Here both oracles evict less than LFU, but neither
-  // is a bound (docs/policies.md, "Oracles"): OPT's own choices change the order the GPU runs
-  // in, and before the uTLB wrote an entry per missing access the recorded-order run evicted
-  // 345 against LFU's 241 on this trace.
-  EXPECT_EQ(lfu.evictions, 240u);
-  EXPECT_EQ(two.evictions, 229u);
-  EXPECT_EQ(prog.evictions, 203u);
+  // The exact outcomes of the three runs. Neither oracle is a bound (docs/policies.md,
+  // "Oracles"): OPT's own choices change the order the GPU runs in, and here the recorded-order
+  // run evicts more than the LFU run it was recorded from (272 against 221; before the
+  // BATCH_FLUSH flush moved to the end of the batch's host work it was 229 against 240, and
+  // before the uTLB wrote an entry per missing access 345 against 241).
+  EXPECT_EQ(lfu.evictions, 221u);
+  EXPECT_EQ(two.evictions, 272u);
+  EXPECT_EQ(prog.evictions, 191u);
   // The order file records what the first run completed.
   std::uint64_t accesses = 0;
   const auto h = opt::read_order(

@@ -97,11 +97,11 @@ TEST(PolicyBehaviour, CyclicSweepCyclicProtectionBeatsLru) {
 
 // Which constituent survives depends on the first evaluation windows (one capacity's worth of
 // blames each; docs/policies.md, "Where the ObservUVM policies lose"). On the Titan V preset,
-// blackscholes at 64 MB keeps LFU and lands on 324 evictions, near its worst constituent alone
-// (LRU 327; CP 268, LFU 305); at 128 MB it keeps CP and evicts less than any constituent alone
-// (399 against CP's 481 and LFU's 692). Both outcomes are pinned exactly: a model change that
-// moves fault timing can flip them (the uTLB's entry per missing access swapped them), and
-// such a change must say so.
+// blackscholes at 64 MB keeps CP and evicts less than any constituent alone (257 against LFU's
+// 271, CP's 276 and LRU's 327); at 128 MB it keeps LFU and lands on 559 evictions, 14 % more
+// than CP alone (491). Both outcomes are pinned exactly: a model change that moves fault timing
+// can flip them (the uTLB's entry per missing access swapped them, and so did the BATCH_FLUSH
+// flush moving to the end of the batch's host work), and such a change must say so.
 TEST(PolicyBehaviour, TournamentOutcomeDependsOnItsFirstWindows) {
   TempDir d;
   auto active = [](const Outcome& o) {
@@ -116,16 +116,18 @@ TEST(PolicyBehaviour, TournamentOutcomeDependsOnItsFirstWindows) {
   const auto s = run_evictions(small, {"lru", "lfu", "cp", "tournament", "opt"});
   const std::uint64_t best =
       std::min({s.at("lru").evictions, s.at("lfu").evictions, s.at("cp").evictions});
-  EXPECT_GT(s.at("tournament").evictions, best + best / 5) << table(s);  // > 20 % off the best
-  EXPECT_EQ(active(s.at("tournament")), "lfu ") << table(s);
-  EXPECT_EQ(s.at("tournament").evictions, 324u) << table(s);
+  EXPECT_EQ(active(s.at("tournament")), "cp ") << table(s);
+  EXPECT_EQ(s.at("tournament").evictions, 257u) << table(s);
+  // It does better than every constituent alone: the windows before the others retired evicted
+  // by all three.
+  EXPECT_LT(s.at("tournament").evictions, best) << table(s);
   expect_opt_never_worse(s);
   const auto l = run_evictions(large, {"lfu", "cp", "tournament"});
-  EXPECT_EQ(active(l.at("tournament")), "cp ") << table(l);
-  EXPECT_EQ(l.at("tournament").evictions, 399u) << table(l);
-  // It does better than the constituent it keeps alone: the windows before the others retired
-  // evicted by all three.
-  EXPECT_LT(l.at("tournament").evictions, l.at("cp").evictions) << table(l);
+  EXPECT_EQ(active(l.at("tournament")), "lfu ") << table(l);
+  EXPECT_EQ(l.at("tournament").evictions, 559u) << table(l);
+  // It keeps the worse of the two: > 10 % off CP alone.
+  const std::uint64_t cp = l.at("cp").evictions;
+  EXPECT_GT(l.at("tournament").evictions, cp + cp / 10) << table(l);
 }
 
 TEST(PolicyBehaviour, FeedbackDrivenPrefetchingAndTmPlusPlus) {

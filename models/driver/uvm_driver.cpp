@@ -153,15 +153,15 @@ bool UvmDriver::service_fault_batch(Tick now) {
     dc_.log().row(now, "batch", dc_.shared.batch_id, 0, s.htod_bytes - htod_before, "", "", fetched,
                   end - now);
   }
-  // uvm_parent_gpu_service_replayable_faults waits for the batch's copies (and its replay) only
-  // under BATCH_FLUSH (uvm_tracker_wait on the replay tracker after fault_buffer_flush_locked).
-  // Under BATCH, BLOCK and ONCE the thread fetches the next batch as soon as its own work is
-  // done; the copies run on and the replay pushes wait for them on the GPU.
+  // service_fault_batch returns when the batch's host work is done; its copies run on (each
+  // block's tracker only joins the batch's). What follows the batch happens then: under
+  // BATCH_FLUSH the flush (fault_buffer_flush_locked reads PUT, if it does, with the copies still
+  // running) and the replay push, which acquires the batch's tracker, so the GPU replays once the
+  // copies are done; only then does uvm_tracker_wait on the replay tracker let the thread fetch
+  // again. Under BATCH, BLOCK and ONCE the thread goes on to the next batch at once.
   batch_copies_done_ = st.copy_done;
   run_copies_done_ = std::max(run_copies_done_, st.copy_done);
-  const bool waits = dc_.cfg.driver.replay_policy == ReplayPolicy::BatchFlush;
-  dc_.sim.queue.schedule(waits ? end : st.cpu, EventType::BatchEnd, dc_.shared.batch_id,
-                         irq_.gpu());
+  dc_.sim.queue.schedule(st.cpu, EventType::BatchEnd, dc_.shared.batch_id, irq_.gpu());
   return true;
 }
 
@@ -203,8 +203,10 @@ void UvmDriver::on_batch_end(std::uint32_t, Tick now) {
       const Tick flush = static_cast<Tick>(n) * ns_to_ps(dc_.cfg.cost.fault_entry_ns);
       dc_.stats().flush_time += flush;
       t += flush;
+      // The replay push waits on the GPU for the batch's copies; the bottom half waits for the
+      // replay before it fetches the next batch.
+      t = std::max(t, batch_copies_done_);
       schedule_replay(t);
-      // The bottom half waits for the replay to complete before fetching the next batch.
       wake_at(t + ns_to_ps(dc_.cfg.cost.replay_ns));
       return;
     }
