@@ -178,37 +178,46 @@ TEST(TreePrefetchAlignment, LeavesBeforeTheRangeCountInANodesSize) {
 
 // ---- Replay policies: only BATCH_FLUSH waits for the copies between batches (point 3) --------
 
+/// A writer of one managed allocation of `bytes` that the host writes first (faults copy it in)
+/// and one kernel of `grid` threadblocks of `threads` threads, its launch begun.
+std::unique_ptr<trace::TraceWriter> host_initialised_launch(const std::string& path,
+                                                            std::uint64_t bytes, std::uint32_t grid,
+                                                            std::uint32_t threads) {
+  trace::Metadata meta;
+  meta.workload = "handwritten";
+  meta.allocations.push_back({0, "buf", kBase, bytes, true, false});
+  trace::KernelInfo k;
+  k.id = 0;
+  k.name = "handwritten";
+  k.grid = {grid, 1, 1};
+  k.block = {threads, 1, 1};
+  meta.kernels.push_back(k);
+  auto w = std::make_unique<trace::TraceWriter>(path, meta);
+  trace::HostEvent init;
+  init.type = trace::HostEventType::CpuAccess;
+  init.va = kBase;
+  init.size = bytes;
+  init.kind = AccessKind::Write;
+  w->host_event(init);
+  w->begin_launch(0, -1);
+  return w;
+}
+
 /// `n` threadblocks of one warp, block i reading one page of 2 MB VA block i: n faults at once.
 std::string n_blocks_one_fault_each(const TempDir& d, std::uint32_t n) {
   const auto path = d.file("n.uvt");
-  trace::Metadata meta;
-  meta.workload = "handwritten";
-  meta.allocations.push_back({0, "buf", kBase, n * k2M, true, false});
-  trace::KernelInfo k;
-  k.id = 0;
-  k.name = "one_page_each";
-  k.grid = {n, 1, 1};
-  k.block = {32, 1, 1};
-  meta.kernels.push_back(k);
-  trace::TraceWriter w(path, meta);
-  trace::HostEvent init;  // the host writes the data first: faults copy it in
-  init.type = trace::HostEventType::CpuAccess;
-  init.va = kBase;
-  init.size = n * k2M;
-  init.kind = AccessKind::Write;
-  w.host_event(init);
-  w.begin_launch(0, -1);
+  const auto w = host_initialised_launch(path, n * k2M, n, 32);
   for (std::uint32_t b = 0; b < n; ++b) {
-    w.begin_block(1);
+    w->begin_block(1);
     trace::AccessRecord r;
     r.va = kBase + b * k2M;
     r.kind = AccessKind::Read;
     r.bytes = 128;
     r.gap_cycles = 10;
-    w.access(0, r);
-    w.end_block();
+    w->access(0, r);
+    w->end_block();
   }
-  w.finish();
+  w->finish();
   return path;
 }
 
@@ -276,36 +285,20 @@ TEST(ReplayPolicyWaits, BatchFlushReadsPutWhenTheHostWorkEndsNotWhenTheCopiesDo)
   TempDir d;
   const auto path = d.file("late.uvt");
   {
-    trace::Metadata meta;
-    meta.workload = "handwritten";
-    meta.allocations.push_back({0, "buf", kBase, k2M, true, false});
-    trace::KernelInfo k;
-    k.id = 0;
-    k.name = "two_pages";
-    k.grid = {2, 1, 1};
-    k.block = {128, 1, 1};
-    meta.kernels.push_back(k);
-    trace::TraceWriter w(path, meta);
-    trace::HostEvent init;
-    init.type = trace::HostEventType::CpuAccess;
-    init.va = kBase;
-    init.size = k2M;
-    init.kind = AccessKind::Write;
-    w.host_event(init);
-    w.begin_launch(0, -1);
+    const auto w = host_initialised_launch(path, k2M, 2, 128);
     for (std::uint32_t b = 0; b < 2; ++b) {
-      w.begin_block(4);
+      w->begin_block(4);
       for (std::uint32_t warp = 0; warp < 4; ++warp) {
         trace::AccessRecord r;
         r.va = kBase + (b == 0 ? 0 : 5 * 4096);
         r.kind = AccessKind::Read;
         r.bytes = 128;
         r.gap_cycles = b == 0 ? 10 : 1000000;  // one warp issues one slot per cycle: ~630 us
-        w.access(warp, r);
+        w->access(warp, r);
       }
-      w.end_block();
+      w->end_block();
     }
-    w.finish();
+    w->finish();
   }
   const auto j = simulate("gtx1080ti", path, {"cost.copy_run_ns=1000000"}, std::nullopt);
   EXPECT_EQ(u(j["fault_batches"]), 2u);
