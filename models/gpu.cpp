@@ -35,6 +35,7 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
   paced_ = utlb_interval_ > 0 || write_interval_ > 0;
   recheck_pte_ = cfg_.gpu.fault_write_rechecks_pte;
   per_access_ = cfg_.gpu.utlb_fault_per_access;
+  limit_misses_ = cfg_.gpu.utlb_limit_counts_misses;
   round_robin_ = cfg_.gpu.utlb_replay_order == UtlbReplayOrder::RoundRobin;
   l1_.resize(cfg_.gpu.num_sms);
   memo_on_ = memo_default_;
@@ -405,8 +406,13 @@ void Gpu::raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint3
   } else if (per_access_) {
     // Another access misses on a page the uTLB already has a miss for: its own fault packet,
     // which the driver's fetch merges into the uTLB's previous entry for the page.
-    if (utlbs_[u].outstanding < cfg_.gpu.utlb_max_outstanding_faults && buffer_room()) {
-      raise_entry(records_[rid], t);
+    // gpu.utlb_limit_counts_misses: the uTLB already holds a slot for this page's miss, so the
+    // repeat takes none (the vector add that measured the limit of 56 has one access per page,
+    // so it cannot tell; the fit over Allen & Ge's rows prefers this, docs/driver-model.md).
+    if (limit_misses_
+            ? buffer_room()
+            : utlbs_[u].outstanding < cfg_.gpu.utlb_max_outstanding_faults && buffer_room()) {
+      raise_entry(records_[rid], t, !limit_misses_);
     } else {
       ++ctx_.stats.utlb_stalls;
     }
@@ -431,9 +437,9 @@ void Gpu::raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint3
   }
 }
 
-void Gpu::raise_entry(FaultRecord& fr, Tick t) {
+void Gpu::raise_entry(FaultRecord& fr, Tick t, bool counted) {
   Utlb& ut = utlbs_[fr.utlb];
-  ++ut.outstanding;
+  if (counted) ++ut.outstanding;
   const Tick ready = t + fault_lat_;
   if (!paced_) {
     ++ctx_.stats.gpu_faults;
@@ -447,7 +453,7 @@ void Gpu::raise_entry(FaultRecord& fr, Tick t) {
   // every SM contributes ~3 entries to a full batch) rather than one uTLB's burst after another.
   ut.reports.push_back(FaultEntry{fr.page_va, ready, fr.utlb, fr.kind});
   const auto rid = static_cast<std::uint32_t>(&fr - records_.data());
-  ut.report_records.push_back(ReportRef{rid, fr.block, record_gen_[rid]});
+  ut.report_records.push_back(ReportRef{rid, fr.block, record_gen_[rid], counted});
   ++queued_reports_;
   if (!ut.report_scheduled) {
     ut.report_scheduled = true;
@@ -540,9 +546,9 @@ void Gpu::write_report(std::uint32_t u, Tick now, bool defer) {
   if (record_gen_[ref.rid] != ref.gen) {
     // An earlier report of the same miss (gpu.utlb_fault_per_access) found the page mapped and
     // its record is gone: this walk finds the PTE too.
-    --ut.outstanding;
+    if (ref.counted) --ut.outstanding;
     ++ctx_.stats.faults_resolved_at_walk;
-  } else if (!recheck_pte_ || !resolve_report(e, ref.rid, ref.block, now)) {
+  } else if (!recheck_pte_ || !resolve_report(e, ref.rid, ref.block, now, ref.counted)) {
     ++ctx_.stats.gpu_faults;
     ++ks_->gpu_faults;
     buffer_.push(e);
@@ -668,7 +674,8 @@ bool Gpu::retry_waiters(FaultRecord& fr, const VaBlock& b, unsigned p, Tick now)
   return fr.head == kNil;
 }
 
-bool Gpu::resolve_report(const FaultEntry& e, std::uint32_t rid, std::uint32_t bi, Tick now) {
+bool Gpu::resolve_report(const FaultEntry& e, std::uint32_t rid, std::uint32_t bi, Tick now,
+                         bool counted) {
   const VaBlock& b = ctx_.va.blocks()[bi];
   const unsigned p = VaSpace::page_index(e.page_va);
   // Most walks still find no PTE: decide that from the block alone. A queued report's record
@@ -678,7 +685,7 @@ bool Gpu::resolve_report(const FaultEntry& e, std::uint32_t rid, std::uint32_t b
   if (!mapped(b, g, p, e.kind, now) || !mapped(b, g, p, records_[rid].kind, now)) return false;
   // The walk finds the PTE a batch wrote since the miss: no entry; the uTLB fills from the walk
   // and the accesses waiting on this miss go ahead now, not at the next replay.
-  --utlbs_[e.utlb].outstanding;
+  if (counted) --utlbs_[e.utlb].outstanding;
   ++ctx_.stats.faults_resolved_at_walk;
   if (retry_waiters(records_[rid], b, p, now)) {
     BlockWait& bw = block_wait_[bi];
@@ -764,9 +771,11 @@ void Gpu::on_replay(Tick now) {
       raise_entry(records_[rid], retry_at);
       // gpu.utlb_fault_per_access: every access still waiting on the miss faults again.
       for (unsigned k = 1; per_access_ && k < records_[rid].waiting; ++k) {
-        if (ut.outstanding >= cfg_.gpu.utlb_max_outstanding_faults || !buffer_room()) break;
+        if (!buffer_room() ||
+            (!limit_misses_ && ut.outstanding >= cfg_.gpu.utlb_max_outstanding_faults))
+          break;
         ++ctx_.stats.fault_retries;
-        raise_entry(records_[rid], retry_at);
+        raise_entry(records_[rid], retry_at, !limit_misses_);
       }
       if (round_robin_) {
         ut.fifo[i].second = kNil;  // never a record's generation (free_record skips it)

@@ -121,6 +121,7 @@ class Gpu final : public ThreadblockSource {
   /// record freed by an earlier report's successful walk makes its later reports stale).
   struct ReportRef {
     std::uint32_t rid = 0, block = 0, gen = 0;
+    bool counted = true;  ///< it took one of its uTLB's outstanding slots
   };
   struct Utlb {
     /// Records in fault order; entries whose generation no longer matches are dead.
@@ -182,7 +183,7 @@ class Gpu final : public ThreadblockSource {
   }
   void raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint32_t block,
                    unsigned page, Tick t);
-  void raise_entry(FaultRecord& fr, Tick t);
+  void raise_entry(FaultRecord& fr, Tick t, bool counted = true);
   /// True if the fault buffer has room for one more entry (counting reports on their way).
   bool buffer_room() const { return buffer_.size() + queued_reports_ < buffer_.capacity(); }
   void free_record(std::uint32_t rid);
@@ -193,7 +194,8 @@ class Gpu final : public ThreadblockSource {
   /// Report `e` (record `rid`, of `block`) is due: if its page has been mapped since the miss (a
   /// batch serviced it meanwhile), the GMMU's walk succeeds, the record's waiters complete and
   /// true is returned.
-  bool resolve_report(const FaultEntry& e, std::uint32_t rid, std::uint32_t block, Tick now);
+  bool resolve_report(const FaultEntry& e, std::uint32_t rid, std::uint32_t block, Tick now,
+                      bool counted);
   void finish_warp(std::uint32_t wi, Tick t);
   void start_tb(std::uint32_t slot, Tick t);
   bool can_inline(Tick t) const {
@@ -222,6 +224,7 @@ class Gpu final : public ThreadblockSource {
   bool paced_;          ///< fault reports go through the GMMU's pacing
   bool recheck_pte_;    ///< gpu.fault_write_rechecks_pte
   bool per_access_;     ///< gpu.utlb_fault_per_access
+  bool limit_misses_;   ///< gpu.utlb_limit_counts_misses
   bool round_robin_;    ///< gpu.utlb_replay_order = round_robin
   Tick gmmu_free_ = 0;  ///< the GMMU may write its next fault entry from here on
   std::size_t queued_reports_ = 0;

@@ -310,6 +310,50 @@ TEST(ReplayPolicyWaits, BatchFlushReadsPutWhenTheHostWorkEndsNotWhenTheCopiesDo)
   EXPECT_EQ(u(j["accesses"]), 8u);
 }
 
+TEST(UtlbLimit, RepeatsOfAReportedPageTakeNoSlotWhenTheLimitCountsMisses) {
+  // One threadblock of 8 warps on one SM: warps 0-5 read page 0, warps 6 and 7 pages 1 and 2;
+  // the uTLB may hold 4 outstanding faults. Counting misses (gpu.utlb_limit_counts_misses, the
+  // default), page 0's six entries take one slot, so all three pages are reported before the
+  // first fetch: one batch of 8 entries. Counting entries, page 0's first four fill the uTLB;
+  // the other four accesses wait for the replay, after which warps 4 and 5 find page 0 mapped and
+  // warps 6 and 7 fault again: two batches.
+  TempDir d;
+  const auto path = d.file("limit.uvt");
+  {
+    const auto w = host_initialised_launch(path, k2M, 1, 256);
+    w->begin_block(8);
+    for (std::uint32_t warp = 0; warp < 8; ++warp) {
+      trace::AccessRecord r;
+      r.va = kBase + (warp < 6 ? 0 : warp - 5) * 4096;
+      r.kind = AccessKind::Read;
+      r.bytes = 128;
+      r.gap_cycles = 10;
+      w->access(warp, r);
+    }
+    w->end_block();
+    w->finish();
+  }
+  const std::vector<std::string> sets = {"driver.prefetch_enable=false",
+                                         "gpu.utlb_max_outstanding_faults=4"};
+  auto with = [&](const char* misses) {
+    auto s = sets;
+    s.push_back(std::string("gpu.utlb_limit_counts_misses=") + misses);
+    return simulate("gtx1080ti", path, s, std::nullopt);
+  };
+  const auto m = with("true"), e = with("false");
+  EXPECT_EQ(u(m["fault_batches"]), 1u);
+  EXPECT_EQ(u(m["gpu_faults"]), 8u);
+  EXPECT_EQ(u(m["faults"]["coalesced"]), 5u);
+  EXPECT_EQ(u(m["faults"]["utlb_stalls"]), 0u);
+  EXPECT_EQ(u(e["fault_batches"]), 2u);
+  EXPECT_EQ(u(e["gpu_faults"]), 6u);
+  EXPECT_EQ(u(e["faults"]["utlb_stalls"]), 4u);
+  for (const auto* j : {&m, &e}) {
+    EXPECT_EQ(u((*j)["accesses"]), 8u);
+    EXPECT_EQ(u((*j)["faults"]["serviced"]), 3u);
+  }
+}
+
 TEST(MappingDuringCopies, PagesAlreadyMappedStayUsableWhileMorePagesAreCopiedIntoTheBlock) {
   // uvm_va_block_service_locked migrates the faulted pages first and then maps them for the
   // faulting GPU; the PTEs it wrote for the block's earlier pages stay valid meanwhile. Warp 0

@@ -635,10 +635,9 @@ TEST(LeuSimulation, BlackscholesIsMruLike) {
     EXPECT_LT(leu.per_launch[i], n) << i;
     leu_steady += leu.per_launch[i];
   }
-  // Closer to that minimum than to LRU over the three launches (13, 13 and 14 of 20 on titanv:
+  // Closer to that minimum than to LRU over the three launches (14, 11 and 12 of 20 on titanv:
   // on average at least half of memory survives a launch; fault timing moves single launches by
-  // a chunk or two, 14, 11 and 12 before the BATCH_FLUSH flush moved to the end of the batch's
-  // host work).
+  // a chunk or two: 13, 13 and 14 while a uTLB's every entry took an outstanding slot).
   EXPECT_LE(2 * leu_steady, 3 * (n + (n - cap)));
   auto evicted_from_launch = [](const Sim& s, std::size_t first) {
     const double t0 = s.stats["kernels"][first]["start_ns"].get<double>();
@@ -648,7 +647,9 @@ TEST(LeuSimulation, BlackscholesIsMruLike) {
     return vas.size();
   };
   EXPECT_EQ(evicted_from_launch(lru, 2), n);  // nothing stays
-  EXPECT_LE(evicted_from_launch(leu, 2), n - cap / 2);
+  // A stable part stays from the third launch to the end: 4 of the 13 resident chunks (6 while a
+  // uTLB's every entry took an outstanding slot, and before the BATCH_FLUSH flush moved).
+  EXPECT_LE(evicted_from_launch(leu, 2), n - cap / 4);
   // Deterministic, also when candidates are drawn at random (2 + 2 of 13 resident chunks).
   const std::vector<std::string> sampled = {"--set", "policy.leu.candidates=2"};
   const Sim a = simulate(d, t, "leu", sampled), b = simulate(d, t, "leu", sampled);

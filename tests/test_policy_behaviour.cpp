@@ -95,13 +95,14 @@ TEST(PolicyBehaviour, CyclicSweepCyclicProtectionBeatsLru) {
   expect_opt_never_worse(r);
 }
 
-// Which constituent survives depends on the first evaluation windows (one capacity's worth of
+// How the tournament fares depends on its first evaluation windows (one capacity's worth of
 // blames each; docs/policies.md, "Where the ObservUVM policies lose"). On the Titan V preset,
-// blackscholes at 64 MB keeps CP and evicts less than any constituent alone (257 against LFU's
-// 271, CP's 276 and LRU's 327); at 128 MB it keeps LFU and lands on 559 evictions, 14 % more
-// than CP alone (491). Both outcomes are pinned exactly: a model change that moves fault timing
-// can flip them (the uTLB's entry per missing access swapped them, and so did the BATCH_FLUSH
-// flush moving to the end of the batch's host work), and such a change must say so.
+// blackscholes keeps CP at both 64 and 128 MB, but at 64 MB it evicts more than CP alone (274
+// against 262; LFU 289, LRU 327) and at 128 MB fewer than any constituent alone (393 against
+// CP's 467 and LFU's 600). Both outcomes are pinned exactly: a model change that moves fault
+// timing can flip them (the uTLB's entry per missing access did, and so did the BATCH_FLUSH
+// flush moving to the end of the batch's host work and the uTLB's limit counting misses), and
+// such a change must say so.
 TEST(PolicyBehaviour, TournamentOutcomeDependsOnItsFirstWindows) {
   TempDir d;
   auto active = [](const Outcome& o) {
@@ -114,20 +115,18 @@ TEST(PolicyBehaviour, TournamentOutcomeDependsOnItsFirstWindows) {
   cli_ok({"gen", "blackscholes", "--footprint", "64M", "--param", "iters=10", "-o", small});
   cli_ok({"gen", "blackscholes", "--footprint", "128M", "--param", "iters=10", "-o", large});
   const auto s = run_evictions(small, {"lru", "lfu", "cp", "tournament", "opt"});
-  const std::uint64_t best =
-      std::min({s.at("lru").evictions, s.at("lfu").evictions, s.at("cp").evictions});
   EXPECT_EQ(active(s.at("tournament")), "cp ") << table(s);
-  EXPECT_EQ(s.at("tournament").evictions, 257u) << table(s);
-  // It does better than every constituent alone: the windows before the others retired evicted
+  EXPECT_EQ(s.at("tournament").evictions, 274u) << table(s);
+  // Worse than the constituent it keeps, alone: the windows before the others retired evicted
   // by all three.
-  EXPECT_LT(s.at("tournament").evictions, best) << table(s);
+  EXPECT_GT(s.at("tournament").evictions, s.at("cp").evictions) << table(s);
   expect_opt_never_worse(s);
   const auto l = run_evictions(large, {"lfu", "cp", "tournament"});
-  EXPECT_EQ(active(l.at("tournament")), "lfu ") << table(l);
-  EXPECT_EQ(l.at("tournament").evictions, 559u) << table(l);
-  // It keeps the worse of the two: > 10 % off CP alone.
-  const std::uint64_t cp = l.at("cp").evictions;
-  EXPECT_GT(l.at("tournament").evictions, cp + cp / 10) << table(l);
+  EXPECT_EQ(active(l.at("tournament")), "cp ") << table(l);
+  EXPECT_EQ(l.at("tournament").evictions, 393u) << table(l);
+  // Better than every constituent alone.
+  EXPECT_LT(l.at("tournament").evictions, std::min(l.at("cp").evictions, l.at("lfu").evictions))
+      << table(l);
 }
 
 TEST(PolicyBehaviour, FeedbackDrivenPrefetchingAndTmPlusPlus) {
