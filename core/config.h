@@ -84,8 +84,8 @@ inline constexpr double kMaxSimTimeS = 1e6;
     "outstanding far faults per uTLB (Allen & Ge: 56)")                                           \
   X(utlb_fault_per_access, bool, true, boolean,                                                   \
     "a uTLB writes a fault entry for every access that misses (up to its outstanding limit), not one per page; the driver's fetch coalesces a uTLB's repeats of a page (docs/driver-model.md, Local-reuse duplicates)") \
-  X(utlb_limit_counts_misses, bool, true, boolean,                                                \
-    "the outstanding limit counts a uTLB's misses (pages), so a further entry for a page it has already reported takes no slot; false: every entry takes one (fitted, docs/driver-model.md)") \
+  X(utlb_limit_counts_misses, bool, false, boolean,                                                \
+    "the outstanding limit counts a uTLB's misses (pages), so a further entry for a page it has already reported takes no slot; false: every entry takes one (titanv: true, fitted; docs/driver-model.md)") \
   X(utlb_replay_order, UtlbReplayOrder, UtlbReplayOrder::RoundRobin, choice,                      \
     {"age", "round_robin"},                                                                       \
     "which held-back misses a uTLB raises after a replay: round_robin (a miss raised again goes behind those still held back; fitted, docs/driver-model.md) or its oldest first (age)") \

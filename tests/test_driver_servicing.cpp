@@ -312,8 +312,8 @@ TEST(ReplayPolicyWaits, BatchFlushReadsPutWhenTheHostWorkEndsNotWhenTheCopiesDo)
 
 TEST(UtlbLimit, RepeatsOfAReportedPageTakeNoSlotWhenTheLimitCountsMisses) {
   // One threadblock of 8 warps on one SM: warps 0-5 read page 0, warps 6 and 7 pages 1 and 2;
-  // the uTLB may hold 4 outstanding faults. Counting misses (gpu.utlb_limit_counts_misses, the
-  // default), page 0's six entries take one slot, so all three pages are reported before the
+  // the uTLB may hold 4 outstanding faults. Counting misses (gpu.utlb_limit_counts_misses, as
+  // titanv does), page 0's six entries take one slot, so all three pages are reported before the
   // first fetch: one batch of 8 entries. Counting entries, page 0's first four fill the uTLB;
   // the other four accesses wait for the replay, after which warps 4 and 5 find page 0 mapped and
   // warps 6 and 7 fault again: two batches.
