@@ -287,6 +287,41 @@ TEST(EventQueue, MatchesAReferenceOrderingUnderRandomLoad) {
   EXPECT_EQ(popped.size(), id);
 }
 
+// Events scheduled into the bucket being drained, far before its end: the insertion's short
+// backward scan gives way to a binary search over the bucket (core/event_queue.h), which must
+// put each event exactly where (time, sequence) order says, also among equal times.
+TEST(EventQueue, EventsScheduledDeepIntoTheDrainedBucketFireInTimeThenSequenceOrder) {
+  EventQueue q;
+  std::vector<std::tuple<Tick, std::uint64_t, std::uint32_t>> ref;  // (time, seq, arg)
+  std::uint64_t seq = 0;
+  auto add = [&](Tick t, std::uint32_t arg) {
+    ref.emplace_back(t, seq++, arg);
+    q.schedule(t, EventType::WarpWake, arg);
+  };
+  // 300 events 2 ps apart, all in the first 4.096 ns bucket; popping one drains it.
+  for (std::uint32_t i = 0; i < 300; ++i) add(1000 + 2 * Tick{i}, i);
+  EXPECT_EQ(q.pop().arg, 0u);
+  ref.erase(ref.begin());
+  // Then 200 more at pseudo-random times of the same bucket, from "now" on: most land hundreds
+  // of events before the end, some on the time of an event already there.
+  std::uint64_t rng = 7;
+  for (std::uint32_t i = 0; i < 200; ++i) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    add(1000 + (rng >> 33) % 700, 1000 + i);
+    if (i % 50 == 49) {  // pops in between: inserts against a partly drained bucket
+      const Event e = q.pop();
+      std::sort(ref.begin(), ref.end());
+      EXPECT_EQ(e.arg, std::get<2>(ref.front()));
+      ref.erase(ref.begin());
+    }
+  }
+  std::sort(ref.begin(), ref.end());
+  std::vector<std::uint32_t> popped, expected;
+  while (!q.empty()) popped.push_back(q.pop().arg);
+  for (const auto& r : ref) expected.push_back(std::get<2>(r));
+  EXPECT_EQ(popped, expected);
+}
+
 // One 4.096 ns bucket filled out of order, drained at once: the counting pass on the 64 ps
 // sub-slot plus the insertion sort, the fallback to std::sort when one sub-slot holds many
 // events in reverse, and reserved numbers out of insertion order among equal times.

@@ -42,6 +42,11 @@ struct LaunchStream::Impl {
   bool has_current = false;
   std::size_t live = 0;
 
+  ~Impl() {
+    // The next launch's stream decodes into these (the reader outlives its streams).
+    for (auto& s : slots) reader->recycle_buffer(std::move(s->buf));
+  }
+
   std::uint32_t acquire_slot() {
     if (!free_slots.empty()) {
       const std::uint32_t s = free_slots.back();
@@ -49,6 +54,7 @@ struct LaunchStream::Impl {
       return s;
     }
     slots.push_back(std::make_unique<Slot>());
+    slots.back()->buf = reader->spare_buffer();
     return static_cast<std::uint32_t>(slots.size() - 1);
   }
 

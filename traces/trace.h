@@ -317,6 +317,10 @@ class TraceReader {
 
   /// Reads, CRC-checks and decompresses chunk `i` into `out` (reusing its capacity).
   void load_chunk(std::size_t i, ChunkBuffer& out);
+  /// A decoded-chunk buffer a finished LaunchStream handed back (empty if none): the next
+  /// launch's streams decode into memory the process has already touched.
+  ChunkBuffer spare_buffer();
+  void recycle_buffer(ChunkBuffer&& b);
 
  private:
   struct Impl;

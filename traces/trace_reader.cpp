@@ -88,6 +88,8 @@ struct TraceReader::Impl {
   std::vector<std::vector<std::size_t>> launch_chunks;
   ZSTD_DCtx* dctx = nullptr;
   std::vector<std::uint8_t> compressed;  // reused by every load_chunk
+  // Chunk buffers of finished LaunchStreams (at most the most chunks one launch held at once).
+  std::vector<ChunkBuffer> spare;
 
   // Host-event cursor.
   std::size_t host_pos = 0;  // next entry of host_chunks to load
@@ -366,6 +368,15 @@ void TraceReader::load_chunk(std::size_t i, ChunkBuffer& out) {
                         " uncompressed bytes but its blocks hold at most " +
                         std::to_string(*capacity));
   }
+  if (out.capacity() < c.raw_bytes) {
+    // A fresh buffer with some slack, not vector growth: growth would copy the old chunk's bytes
+    // only to overwrite them, and its doubling sends a ~1 MB chunk to a 2 MB huge-page
+    // allocation whose first touch the kernel zeroes (gemm 4 MB at 50 %: page clearing was ~10 %
+    // of a run whose chunks differ by a few bytes). The size was checked against the frame above.
+    ChunkBuffer fresh;
+    fresh.reserve(c.raw_bytes + c.raw_bytes / 8);
+    out.swap(fresh);
+  }
   out.resize(c.raw_bytes);
   const std::size_t n =
       ZSTD_decompressDCtx(r.dctx, out.data(), out.size(), r.compressed.data(), r.compressed.size());
@@ -374,6 +385,18 @@ void TraceReader::load_chunk(std::size_t i, ChunkBuffer& out) {
     r.fail(field(), "decompressed to " + std::to_string(n) + " bytes, expected " +
                         std::to_string(c.raw_bytes));
   }
+}
+
+ChunkBuffer TraceReader::spare_buffer() {
+  Impl& r = *impl_;
+  if (r.spare.empty()) return {};
+  ChunkBuffer b = std::move(r.spare.back());
+  r.spare.pop_back();
+  return b;
+}
+
+void TraceReader::recycle_buffer(ChunkBuffer&& b) {
+  if (b.capacity() > 0) impl_->spare.push_back(std::move(b));
 }
 
 bool TraceReader::next_host_event(HostEvent& out) {
