@@ -314,18 +314,7 @@ TEST(RecordCheck, WhenDecodedRejectsWhatAtLoadRejectsWithTheSameMessage) {
     write_bytes(path, fuzz::pack_trace(t));
     return error_of([&] {
       trace::TraceReader r(path);
-      trace::LaunchStream s = r.launch(0, check);
-      trace::ThreadblockView tb;
-      std::vector<trace::WarpStream> warps;
-      trace::AccessRecord rec;
-      std::uint64_t accesses = 0;
-      while (s.next(tb)) {
-        tb.warp_streams(warps);
-        for (auto& w : warps)
-          while (w.next(rec)) accesses += rec.repeat;
-        s.release(tb);
-      }
-      if (check == trace::RecordCheck::WhenDecoded) s.check_accesses(accesses);
+      test::decode_launch(r, 0, check);
     });
   };
   EXPECT_EQ(read_launch(u, trace::RecordCheck::AtLoad), "");

@@ -152,20 +152,7 @@ TEST(LaunchStreamMemory, ALaterLaunchDecodesIntoTheChunkBuffersOfAnEarlierOne) {
   cli_ok({"gen", "stream", "--footprint", "24M", "--param", "iters=3", "-o", path});
   trace::TraceReader reader(path);
   ASSERT_GE(reader.launches().size(), 2u);
-  auto decode = [&](std::uint32_t l) {
-    trace::LaunchStream stream = reader.launch(l);
-    trace::ThreadblockView tb;
-    std::vector<trace::WarpStream> warps;
-    trace::AccessRecord rec;
-    std::uint64_t records = 0;
-    while (stream.next(tb)) {
-      tb.warp_streams(warps);
-      for (auto& w : warps)
-        while (w.next(rec)) ++records;
-      stream.release(tb);
-    }
-    return records;
-  };
+  auto decode = [&](std::uint32_t l) { return test::decode_launch(reader, l).records; };
   EXPECT_EQ(decode(0), reader.launches()[0].records);
   std::uint64_t chunk_bytes = 0;
   for (const std::size_t c : reader.launch_chunks(1)) chunk_bytes += reader.chunks()[c].raw_bytes;

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "sim/cli/commands.h"
+#include "traces/trace.h"
 
 namespace uvmsim::test {
 
@@ -45,6 +46,33 @@ struct CliResult {
   int code;
   std::string out, err;
 };
+
+/// Records and accesses (repeats expanded) of one launch, decoded as the simulator decodes them.
+struct Decoded {
+  std::uint64_t records = 0, accesses = 0;
+};
+/// Decodes every record of launch `l` of `r`, releasing each threadblock as it is done; with
+/// RecordCheck::WhenDecoded it then checks the access total, as the simulator does at a
+/// kernel's end.
+inline Decoded decode_launch(trace::TraceReader& r, std::uint32_t l,
+                             trace::RecordCheck check = trace::RecordCheck::AtLoad) {
+  trace::LaunchStream s = r.launch(l, check);
+  trace::ThreadblockView tb;
+  std::vector<trace::WarpStream> warps;
+  trace::AccessRecord rec;
+  Decoded d;
+  while (s.next(tb)) {
+    tb.warp_streams(warps);
+    for (auto& w : warps)
+      while (w.next(rec)) {
+        ++d.records;
+        d.accesses += rec.repeat;
+      }
+    s.release(tb);
+  }
+  if (check == trace::RecordCheck::WhenDecoded) s.check_accesses(d.accesses);
+  return d;
+}
 
 inline CliResult cli(std::vector<std::string> args) {
   args.insert(args.begin(), "uvmsim");
