@@ -626,12 +626,6 @@ void Gpu::complete_waiters(std::uint32_t bi, Tick now) {
         __builtin_prefetch(&waiters_[w]);
         __builtin_prefetch(reinterpret_cast<const char*>(waiters_.data() + w + 1) - 1);
       }
-  // The warps those waiters belong to: retry_waiters and issue read their SM and completion
-  // state (the Warp's second cache line), another miss per waiter on a large run.
-  for (unsigned p = ready.find_next(0); p < kPagesPerBlock; p = ready.find_next(p + 1))
-    for (std::uint32_t x = heads[p]; x != kNil; x = records_[x].next_in_page)
-      if (const std::uint32_t w = records_[x].head; w != kNil)
-        __builtin_prefetch(&warps_[waiters_[w].warp].group_done);
   for (unsigned p = ready.find_next(0); p < kPagesPerBlock; p = ready.find_next(p + 1)) {
     std::uint32_t* link = &heads[p];
     while (*link != kNil) {
