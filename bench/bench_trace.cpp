@@ -72,8 +72,9 @@ void decode_trace(benchmark::State& state, const char* gen, std::uint64_t footpr
       std::uint64_t accesses = 0;
       while (stream.next(tb)) {
         tb.warp_streams(warps);
-        for (auto& w : warps) {
-          while (w.next(rec)) {
+        for (const auto& w : warps) {
+          trace::WarpStream ws = w;  // a local copy keeps the decoder's state in registers
+          while (ws.next(rec)) {
             ++n;
             checksum += rec.va;
             accesses += rec.repeat;
@@ -150,8 +151,9 @@ void BM_WarpStreamOnly(benchmark::State& state, const char* gen, std::uint64_t f
     Addr checksum = 0;
     for (const auto& v : tbs) {
       v.warp_streams(warps);
-      for (auto& w : warps) {
-        while (w.next(rec)) {
+      for (const auto& w : warps) {
+        trace::WarpStream ws = w;
+        while (ws.next(rec)) {
           ++n;
           checksum += rec.va;
         }

@@ -805,6 +805,35 @@ TEST_F(CorruptTrace, CrcMismatchNamesTheChunk) {
   EXPECT_EQ(with(b).rfind(bad_ + ": index: CRC mismatch", 0), 0u);
 }
 
+// zstd verifies each frame's content checksum as it decompresses, so the reader computes a chunk's
+// CRC only when zstd cannot vouch for the chunk (no checksum in the frame, or a frame problem).
+// A stale CRC in the index with an intact frame loses no data and is accepted; the same stale CRC
+// with a damaged frame is reported as the cause. (python/tests/test_trace_errors.py covers frames
+// without a checksum, and that both readers agree.)
+TEST_F(CorruptTrace, ChunkCrcIsCheckedWhenZstdCannotVouchForTheChunk) {
+  TraceReader good(path_);
+  const ChunkInfo c = good.chunks()[2];
+  auto b = bytes_;
+  const std::size_t footer = b.size() - codec::kFooterBytes;
+  const std::uint64_t index_at = codec::get_u64(b.data() + footer);
+  const std::uint64_t index_len = codec::get_u64(b.data() + footer + 8);
+  // Chunk entries (49 bytes, the CRC last) follow the u64 host-event total and u64 chunk count.
+  const std::size_t crc_at = index_at + 16 + 2 * 49 + 45;
+  ASSERT_EQ(codec::get_u32(b.data() + crc_at), c.crc);
+  auto store_crc = [&](std::uint32_t crc) {  // as chunk 2's CRC, and the index CRC updated
+    for (int k = 0; k < 4; ++k) b[crc_at + k] = static_cast<std::uint8_t>(crc >> (8 * k));
+    const std::uint32_t index_crc = codec::crc32(b.data() + index_at, index_len);
+    for (int k = 0; k < 4; ++k)
+      b[footer + 16 + k] = static_cast<std::uint8_t>(index_crc >> (8 * k));
+  };
+  store_crc(c.crc ^ 1);
+  EXPECT_EQ(with(b), "");
+  b[c.offset + c.compressed_bytes - 1] ^= 0x10;  // inside the frame's content checksum
+  EXPECT_EQ(with(b).rfind(bad_ + ": chunk 2: CRC mismatch (stored 0x", 0), 0u) << with(b);
+  store_crc(codec::crc32(b.data() + c.offset, c.compressed_bytes));
+  EXPECT_EQ(with(b), bad_ + ": chunk 2: zstd: Restored data doesn't match checksum");
+}
+
 TEST_F(CorruptTrace, MissingFileAndDirectory) {
   EXPECT_EQ(error_of(dir_.file("nope.uvt")).rfind(dir_.file("nope.uvt") + ": open: cannot open", 0),
             0u);

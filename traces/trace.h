@@ -236,7 +236,14 @@ class WarpStream {
   std::uint32_t prev_bytes_ = 4;  // records omit `bytes` when it equals the previous record's
   std::uint32_t total_ = 0;       // for error messages ("record 3 of 32")
   const std::string* source_ = nullptr;
-  [[noreturn]] void fail(const char* what, std::uint64_t value = ~std::uint64_t{0}) const;
+  // Static, taking the fields it reports by value: a member function would let `this` escape
+  // from next(), and a decoder loop over a local copy of the stream could then not keep the
+  // stream's fields in registers (README, "Decoding in registers").
+  [[noreturn]] static void fail(const std::string* source, std::uint32_t index, std::uint32_t total,
+                                const char* what, std::uint64_t value = ~std::uint64_t{0});
+  [[noreturn]] void fail(const char* what, std::uint64_t value = ~std::uint64_t{0}) const {
+    fail(source_, total_ - remaining_, total_, what, value);
+  }
 };
 
 /// A decoded threadblock. Valid until released back to its LaunchStream.
@@ -291,7 +298,7 @@ class LaunchStream {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Opens and validates a .uvt file (header CRC, footer, index CRC, chunk CRCs on load).
+/// Opens and validates a .uvt file (header CRC, footer, index CRC; chunks when loaded).
 /// Every problem is a UserError "<file>: <field>: <message>".
 class TraceReader {
  public:
@@ -315,7 +322,8 @@ class TraceReader {
   /// Indices into chunks() of the Blocks chunks of a launch, in threadblock order.
   const std::vector<std::size_t>& launch_chunks(std::uint32_t launch_index) const;
 
-  /// Reads, CRC-checks and decompresses chunk `i` into `out` (reusing its capacity).
+  /// Reads, checks (zstd content checksum; the chunk CRC when zstd cannot vouch for the chunk)
+  /// and decompresses chunk `i` into `out` (reusing its capacity).
   void load_chunk(std::size_t i, ChunkBuffer& out);
   /// A decoded-chunk buffer a finished LaunchStream handed back (empty if none): the next
   /// launch's streams decode into memory the process has already touched.

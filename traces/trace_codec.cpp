@@ -454,11 +454,12 @@ bool skim_warp(const std::uint8_t* p, const std::uint8_t* end, std::uint32_t rec
 
 }  // namespace codec
 
-void WarpStream::fail(const char* what, std::uint64_t value) const {
-  std::string msg = "record " + std::to_string(total_ - remaining_) + " of " +
-                    std::to_string(total_) + ": " + what;
+void WarpStream::fail(const std::string* source, std::uint32_t index, std::uint32_t total,
+                      const char* what, std::uint64_t value) {
+  std::string msg =
+      "record " + std::to_string(index) + " of " + std::to_string(total) + ": " + what;
   if (value != ~std::uint64_t{0}) msg += " " + std::to_string(value);
-  throw UserError(codec::error_text(source_, "access record", codec::kNoIndex, msg));
+  throw UserError(codec::error_text(source, "access record", codec::kNoIndex, msg));
 }
 
 void ThreadblockView::warp_streams(std::vector<WarpStream>& out) const {

@@ -423,6 +423,44 @@ def test_header_and_footer_faults(cli, tmp_path):
     assert ": chunk 0: CRC mismatch (stored 0x" in read_everything(tmp_path / "chunkcrc.uvt")
 
 
+def test_chunk_crc_is_checked_when_zstd_cannot_vouch_for_the_chunk(cli, tmp_path):
+    """zstd's content checksum proves a chunk that decompresses cleanly, so a stale CRC in the
+    index alone is accepted; a frame without a content checksum is checked against the CRC; and
+    a frame zstd rejects reports the CRC mismatch as its cause. Both readers alike."""
+    data = small_trace(tmp_path / "v.uvt")
+    with uvmsim.Trace(tmp_path / "v.uvt") as t:
+        raw0 = t.load_chunk(0)
+        crc0 = t.chunks[0].crc
+    # Chunk entries follow the index's u64 host-event total and u64 chunk count; the CRC is the
+    # last 4 of an entry's 49 bytes.
+    stale_crc = lambda index: index.__setitem__(slice(16 + 45, 16 + 49),
+                                                (crc0 ^ 1).to_bytes(4, "little"))
+    path = rebuild(tmp_path / "stale.uvt", data, {}, index_fn=stale_crc)
+    assert assert_same_verdict(cli, path) is None
+
+    plain = zstandard.ZstdCompressor(level=3, write_checksum=False, write_content_size=True)
+    frame = plain.compress(raw0)
+    assert frame[4] & 0x04 == 0  # no Content_Checksum_flag
+    path = rebuild(tmp_path / "plain.uvt", data, {0: lambda: frame})
+    assert assert_same_verdict(cli, path) is None
+    path = rebuild(tmp_path / "plainstale.uvt", data, {0: lambda: frame}, index_fn=stale_crc)
+    assert "chunk 0: CRC mismatch (stored 0x" in assert_same_verdict(cli, path)
+
+    # A frame that zstd rejects (its content checksum flipped) with a stale CRC: the CRC is the
+    # cause reported; with a matching CRC, zstd's own message.
+    flipped = bytearray(data)
+    with uvmsim.Trace(tmp_path / "v.uvt") as t:
+        c = t.chunks[0]
+    flipped[c.offset + c.compressed_bytes - 1] ^= 0x01
+    path = tmp_path / "flipped.uvt"
+    path.write_bytes(flipped)
+    assert "chunk 0: CRC mismatch (stored 0x" in assert_same_verdict(cli, path)
+    bad_frame = bytes(flipped[c.offset:c.offset + c.compressed_bytes])
+    path = rebuild(tmp_path / "flipped2.uvt", data, {0: lambda: bad_frame})
+    assert assert_same_verdict(cli, path) == f"{path}: chunk 0: zstd: Restored data doesn't " \
+                                             "match checksum"
+
+
 @pytest.mark.parametrize("cut", [0, 3, 8, 23, 24, 100, -29, -28, -1])
 def test_truncated_files(cli, tmp_path, cut):
     data = small_trace(tmp_path / "v.uvt")

@@ -78,6 +78,11 @@ def _too_deep_at(text):
     return None
 
 
+def _frame_has_checksum(frame):
+    """Whether a zstd frame's header sets Content_Checksum_flag (RFC 8878 3.1.1.1.1)."""
+    return len(frame) >= 5 and get_u32(frame, 0) == 0xFD2FB528 and (frame[4] >> 2) & 1 == 1
+
+
 def _frame_capacity(frame):
     """The most bytes a zstd frame's blocks can decompress to, read from its frame and block
     headers (RFC 8878, 3.1.1.1-2), or None if they are malformed: the C++ reader checks the
@@ -360,27 +365,38 @@ class Trace:
         return list(self._launch_chunks[launch_index])
 
     def load_chunk(self, i):
-        """Reads, CRC-checks and decompresses chunk i; returns its raw bytes."""
+        """Reads and decompresses chunk i (zstd verifies its content checksum); returns its raw
+        bytes. As in the C++ reader, the chunk's CRC-32 is computed only when zstd cannot vouch
+        for the chunk (a frame without a content checksum, or any problem with the frame), and a
+        CRC mismatch is then the error reported."""
         c = self.chunks[i]
         field = f"chunk {i}"
         compressed = self._read_at(c.offset, c.compressed_bytes, field)
-        crc = crc32(compressed)
-        if crc != c.crc:
-            self._fail(field, f"CRC mismatch (stored {hex32(c.crc)}, computed {hex32(crc)})")
+
+        def check_crc():
+            crc = crc32(compressed)
+            if crc != c.crc:
+                self._fail(field, f"CRC mismatch (stored {hex32(c.crc)}, computed {hex32(crc)})")
+
+        def fail(msg):
+            check_crc()
+            self._fail(field, msg)
+
+        if not _frame_has_checksum(compressed):
+            check_crc()
         try:
             declared = zstandard.frame_content_size(compressed)
         except zstandard.ZstdError:
-            self._fail(field, "zstd: not a valid zstd frame")
+            fail("zstd: not a valid zstd frame")
         if declared != c.raw_bytes:
             what = "no" if declared == -1 else str(declared)
-            self._fail(field, f"zstd frame declares {what} uncompressed bytes, the index "
-                              f"{c.raw_bytes}")
+            fail(f"zstd frame declares {what} uncompressed bytes, the index {c.raw_bytes}")
         capacity = _frame_capacity(compressed)
         if capacity is None:
-            self._fail(field, "zstd: truncated or malformed frame")
+            fail("zstd: truncated or malformed frame")
         if capacity < c.raw_bytes:
-            self._fail(field, f"zstd frame declares {c.raw_bytes} uncompressed bytes but its "
-                              f"blocks hold at most {capacity}")
+            fail(f"zstd frame declares {c.raw_bytes} uncompressed bytes but its "
+                 f"blocks hold at most {capacity}")
         # A decompression object stops after one frame and shows what follows it: a chunk is
         # exactly one frame (the C++ reader fails on a second one for lack of room).
         obj = self._dctx.decompressobj()
@@ -388,11 +404,11 @@ class Trace:
             raw = obj.decompress(compressed)
         except zstandard.ZstdError as e:
             # The library prefixes zstd's own error name ("... error: <name>"); keep the name.
-            self._fail(field, "zstd: " + str(e).rsplit(": ", 1)[-1])
+            fail("zstd: " + str(e).rsplit(": ", 1)[-1])
         if not obj.eof or obj.unused_data:
-            self._fail(field, "zstd: Destination buffer is too small")
+            fail("zstd: Destination buffer is too small")
         if len(raw) != c.raw_bytes:
-            self._fail(field, f"decompressed to {len(raw)} bytes, expected {c.raw_bytes}")
+            fail(f"decompressed to {len(raw)} bytes, expected {c.raw_bytes}")
         return raw
 
     # ---- host events ------------------------------------------------------------------------
