@@ -67,9 +67,13 @@ void Gpu::launch(const trace::KernelInfo& k, trace::LaunchStream& stream, Tick s
                     "a threadblock of " + std::to_string(threads) +
                         " threads does not fit on one SM of " + g.name);
   tbs_per_sm_ = static_cast<std::uint32_t>(per_sm);
+  warps_per_sm_ = warps_per_tb_ * tbs_per_sm_;
   const std::size_t nslots = std::size_t{g.num_sms} * tbs_per_sm_;
   slots_.assign(nslots, TbSlot{});
-  if (warps_.size() < nslots * warps_per_tb_) warps_.resize(nslots * warps_per_tb_);
+  if (warps_.size() < nslots * warps_per_tb_) {
+    warps_.resize(nslots * warps_per_tb_);
+    sync_.resize(warps_.size());
+  }
   // The far-fault slabs start with room for one waiting access per resident thread: what an
   // all-miss kernel holds at once (`random`: 5,120 warps, 163,840 records and waiters). Grown
   // by doubling instead, they were copied ~18 times on the fault path (a third of
@@ -109,16 +113,15 @@ void Gpu::start_tb(std::uint32_t slot, Tick t) {
                         std::to_string(warps_per_tb_));
   }
   s.warps_left = s.view.num_warps;
-  const std::uint32_t sm = slot / tbs_per_sm_;
   for (std::uint32_t i = 0; i < s.view.num_warps; ++i) {
     const std::uint32_t wi = slot * warps_per_tb_ + i;
     Warp& w = warps_[wi];
     w = Warp{};
     w.stream = stream_scratch_[i];
     w.tb_slot = slot;
-    w.sm = sm;
+    w.sm = sm_of(wi);
     w.active = true;
-    w.group_done = t;
+    sync_[wi] = WarpSync{t, 0, false};
     ctx_.queue.schedule(t, EventType::WarpWake, wi, ord_);
   }
   if (s.view.num_warps == 0) {
@@ -147,17 +150,18 @@ void Gpu::on_warp_wake(std::uint32_t wi, Tick now) {
 
 void Gpu::run_warp(std::uint32_t wi, Tick t) {
   Warp& w = warps_[wi];
+  WarpSync& ws = sync_[wi];
   for (;;) {
     if (!w.has_cur) {
       if (!w.stream.next(w.cur)) {
-        if (w.outstanding) {
-          w.waiting = true;
+        if (ws.outstanding) {
+          ws.waiting = true;
           return;
         }
         // Done once its last accesses complete. Nothing else waits on a finishing warp, so it
         // retires now with that end time instead of costing an event; a threadblock that
         // completes hands its slot to the next one at the right time.
-        finish_warp(wi, std::max(t, w.group_done));
+        finish_warp(wi, std::max(t, ws.group_done));
         return;
       }
       w.has_cur = true;
@@ -166,12 +170,12 @@ void Gpu::run_warp(std::uint32_t wi, Tick t) {
     }
     if (w.cur.gap_cycles && !w.gap_paid) {
       // Compute consumes the results of the warp's earlier loads: wait for all of them.
-      if (w.outstanding) {
-        w.waiting = true;
+      if (ws.outstanding) {
+        ws.waiting = true;
         return;
       }
       const Tick ready =
-          sm_.issue(w.sm, std::max(t, w.group_done), w.cur.gap_cycles, ps_per_cycle_);
+          sm_.issue(w.sm, std::max(t, ws.group_done), w.cur.gap_cycles, ps_per_cycle_);
       w.gap_paid = true;
       if (!can_inline(ready)) {
         ctx_.queue.schedule(ready, EventType::WarpWake, wi, ord_);
@@ -181,10 +185,10 @@ void Gpu::run_warp(std::uint32_t wi, Tick t) {
     }
     w.has_cur = false;
     Tick done;
-    if (issue(wi, w.cur, t, done)) {
-      w.group_done = std::max(w.group_done, done);
+    if (issue(wi, w.sm, w.cur, t, done)) {
+      ws.group_done = std::max(ws.group_done, done);
     } else {
-      ++w.outstanding;
+      ++ws.outstanding;
     }
   }
 }
@@ -263,15 +267,15 @@ Tick Gpu::peer_access(Tick t, const trace::AccessRecord& r, unsigned holder) {
   return true;
 }
 
-bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& done) {
-  Warp& w = warps_[wi];
+bool Gpu::issue(std::uint32_t wi, std::uint32_t sm, const trace::AccessRecord& r, Tick t,
+                Tick& done, bool retried) {
   auto& s = ctx_.stats;
   // The instruction passes the SM's LSU first (a replayed one again): its sectors queue behind
   // those of the SM's other warps.
-  t = sm_.lsu(w.sm, t, r.va, r.bytes, r.repeat);
+  t = sm_.lsu(sm, t, r.va, r.bytes, r.repeat);
   ++s.l1_tlb_lookups;
-  Memo& memo = memo_[memo_index(w.sm, r.va >> kPageShift)];
-  if (memo.vpn == r.va >> kPageShift && memo_hit(memo, w.sm, r, t, done)) return true;
+  Memo& memo = memo_[memo_index(sm, r.va >> kPageShift)];
+  if (!retried && memo.vpn == r.va >> kPageShift && memo_hit(memo, sm, r, t, done)) return true;
   const VaRange* rg = ctx_.va.find_range(r.va);
   if (!rg || !rg->managed) {
     // Outside managed memory: device memory (cudaMalloc) or pinned host memory, always mapped.
@@ -295,7 +299,7 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
     const std::uint64_t key = ats     ? ((r.va >> system_page_shift_) << 2) | 3
                               : local ? tlb_key(b, g, r.va, page)
                                       : (r.va >> kPageShift) << 2;
-    Tlb& l1 = l1_[w.sm];
+    Tlb& l1 = l1_[sm];
     if (l1.lookup(key, g.mapping_gen)) {
       ++s.l1_tlb_hits;
     } else {
@@ -339,13 +343,13 @@ bool Gpu::issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& do
   // No valid PTE: the L1 and L2 TLBs miss, the GMMU walk finds nothing, and a far fault follows.
   ++s.l2_tlb_lookups;
   ++s.page_walks;
-  raise_fault(wi, r, b.id, page, t + lat + l2_lat_ + walk_lat_);
+  raise_fault(wi, sm, r, b.id, page, t + lat + l2_lat_ + walk_lat_);
   return false;
 }
 
-void Gpu::raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint32_t block,
-                      unsigned page, Tick t) {
-  const std::uint32_t u = warps_[wi].sm / cfg_.gpu.sms_per_utlb;
+void Gpu::raise_fault(std::uint32_t wi, std::uint32_t sm, const trace::AccessRecord& r,
+                      std::uint32_t block, unsigned page, Tick t) {
+  const std::uint32_t u = sm / cfg_.gpu.sms_per_utlb;
   const Addr page_va = r.va & ~(kPageSize - 1);
   BlockWait& bw = block_wait_[block];
   // The uTLB's record for this page, if it has one: the page's chain holds one per uTLB.
@@ -661,9 +665,9 @@ bool Gpu::retry_waiters(FaultRecord& fr, const VaBlock& b, unsigned p, Tick now)
     if (fr.tail == w) fr.tail = prev;
     free_waiters_.push_back(w);
     if (fr.waiting != UINT16_MAX && fr.waiting) --fr.waiting;
-    Warp& warp = warps_[wt.warp];
+    WarpSync& warp = sync_[wt.warp];
     Tick done;
-    issue(wt.warp, wt.rec, now, done);  // mapped: cannot fault
+    issue(wt.warp, sm_of(wt.warp), wt.rec, now, done, /*retried=*/true);  // mapped: cannot fault
     warp.group_done = std::max(warp.group_done, done);
     if (--warp.outstanding == 0 && warp.waiting) {
       warp.waiting = false;

@@ -82,14 +82,20 @@ class Gpu final : public ThreadblockSource {
   struct Warp {
     trace::WarpStream stream;
     trace::AccessRecord cur;
-    Tick group_done = 0;
-    std::uint32_t outstanding = 0;
     std::uint32_t tb_slot = 0;
-    std::uint32_t sm = 0;
+    std::uint32_t sm = 0;  ///< == sm_of(this warp's index), read where the warp is in cache
     bool has_cur = false;
     bool gap_paid = false;
-    bool waiting = false;
     bool active = false;
+  };
+  /// What a replay's retried access updates in its warp, kept apart from `Warp` (112 bytes; 5,120
+  /// warps on `titanv` are 573 KB, beyond the L2 cache): 16 bytes a warp, so the retries of a
+  /// heavy-faulting run (`random`, thousands of warps per replay, in page order) find it in
+  /// the cache instead of missing on each warp's record (`perf annotate` of retry_waiters).
+  struct WarpSync {
+    Tick group_done = 0;            ///< when the warp's accesses issued so far complete
+    std::uint32_t outstanding = 0;  ///< accesses waiting for a replay
+    bool waiting = false;           ///< the warp sleeps until `outstanding` reaches 0
   };
   struct TbSlot {
     trace::ThreadblockView view;
@@ -149,7 +155,17 @@ class Gpu final : public ThreadblockSource {
   void run_warp(std::uint32_t wi, Tick t);
   /// Issues one record at `t`. Returns true with `done` set if it completed, false if it
   /// faulted (then it waits in its uTLB for a replay).
-  bool issue(std::uint32_t wi, const trace::AccessRecord& r, Tick t, Tick& done);
+  /// Warp `wi` runs on `sm` (the caller passes it: see sm_of). `retried`: the access waited for a
+  /// replay and its page is now mapped, so the TLB-hit memo cannot know it yet (its entry is for
+  /// an earlier mapping or another page); the look-up is skipped (a cache miss on a
+  /// heavy-faulting run, for nothing).
+  bool issue(std::uint32_t wi, std::uint32_t sm, const trace::AccessRecord& r, Tick t, Tick& done,
+             bool retried = false);
+  /// The SM warp `wi` runs on. Warp slots are laid out SM by SM (start_tb: slot `sm *
+  /// tbs_per_sm_ + k`, warps `slot * warps_per_tb_ + i`), so this is arithmetic, not a load of
+  /// the warp: a replay retries accesses of thousands of warps whose state is not in the cache.
+  /// The warp loop, whose warp is in the cache, reads `Warp::sm` instead of dividing.
+  std::uint32_t sm_of(std::uint32_t wi) const { return wi / warps_per_sm_; }
   Tick local_access(Tick t, const trace::AccessRecord& r);
   Tick remote_access(Tick t, const trace::AccessRecord& r);
   /// A remote access to GPU `holder`'s memory over the peer link (system.peer).
@@ -181,8 +197,8 @@ class Gpu final : public ThreadblockSource {
            // A peer's copy of a read-mostly page is read-only (a read duplicate): a write faults.
            (peers_ && !(write && b.read_mostly) && peer_mapped(b, g, page));
   }
-  void raise_fault(std::uint32_t wi, const trace::AccessRecord& r, std::uint32_t block,
-                   unsigned page, Tick t);
+  void raise_fault(std::uint32_t wi, std::uint32_t sm, const trace::AccessRecord& r,
+                   std::uint32_t block, unsigned page, Tick t);
   void raise_entry(FaultRecord& fr, Tick t, bool counted = true);
   /// True if the fault buffer has room for one more entry (counting reports on their way).
   bool buffer_room() const { return buffer_.size() + queued_reports_ < buffer_.capacity(); }
@@ -325,9 +341,10 @@ class Gpu final : public ThreadblockSource {
   trace::LaunchStream* stream_ = nullptr;
   KernelStats* ks_ = nullptr;
   std::vector<Warp> warps_;
+  std::vector<WarpSync> sync_;  ///< per warp, parallel to warps_
   std::vector<TbSlot> slots_;
   std::vector<trace::WarpStream> stream_scratch_;
-  std::uint32_t warps_per_tb_ = 1, tbs_per_sm_ = 1;
+  std::uint32_t warps_per_tb_ = 1, tbs_per_sm_ = 1, warps_per_sm_ = 1;
   std::uint64_t tbs_total_ = 0, tbs_started_ = 0, tbs_done_ = 0;
   Tick end_time_ = 0;
 };
