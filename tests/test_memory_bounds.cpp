@@ -167,6 +167,41 @@ TEST(LaunchStreamMemory, ALaterLaunchDecodesIntoTheChunkBuffersOfAnEarlierOne) {
       << "launch 1 allocated chunk memory instead of reusing launch 0's";
 }
 
+TEST(LaunchStreamMemory, BetweenLaunchesTheReaderKeepsWhatTheLastLaunchHeldNotTheMostEver) {
+  // Launch 0 holds all its threadblocks (and so all its chunks) at once, as a row-wise kernel
+  // whose threadblocks are all resident does; launch 1 releases each threadblock as it goes and
+  // holds one chunk at a time. When launch 1 ends, the spares it did not take are freed: the
+  // reader keeps launch 1's buffers, not launch 0's (before: all of launch 0's, until the
+  // reader closed).
+  TempDir dir;
+  const std::string path = dir.file("s3.uvt");
+  cli_ok({"gen", "stream", "--footprint", "128M", "--param", "iters=3", "-o", path});
+  trace::TraceReader reader(path);
+  const std::size_t chunks0 = reader.launch_chunks(0).size();
+  ASSERT_GE(chunks0, 4u);
+  {
+    trace::LaunchStream s = reader.launch(0);
+    std::vector<trace::ThreadblockView> held;
+    trace::ThreadblockView tb;
+    while (s.next(tb)) held.push_back(tb);
+    EXPECT_EQ(s.decoded_chunks(), chunks0);
+    for (const auto& v : held) s.release(v);
+  }
+  EXPECT_EQ(reader.spare_buffers(), chunks0);
+  const std::uint64_t before = test::live_heap_bytes();
+  EXPECT_EQ(test::decode_launch(reader, 1).records, reader.launches()[1].records);
+  EXPECT_LE(reader.spare_buffers(), 2u);
+  std::uint64_t chunk_bytes = 0;  // launch 0's chunks, all but two of which are freed
+  for (const std::size_t c : reader.launch_chunks(0)) chunk_bytes += reader.chunks()[c].raw_bytes;
+  EXPECT_LT(test::live_heap_bytes(), before - chunk_bytes / 2)
+      << "the reader kept launch 0's chunk buffers";
+  // Launch 2 still decodes into what launch 1 left (the hand-over is unchanged).
+  test::reset_peak_heap();
+  const std::uint64_t before2 = test::live_heap_bytes();
+  EXPECT_EQ(test::decode_launch(reader, 2).records, reader.launches()[2].records);
+  EXPECT_LT(test::peak_heap_bytes() - before2, chunk_bytes / chunks0 / 2);
+}
+
 // Peak heap of one `run` of `trace` at 50 % oversubscription, above the heap live before it.
 std::uint64_t run_peak(const std::string& trace) {
   const std::uint64_t before = test::live_heap_bytes();

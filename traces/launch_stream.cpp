@@ -43,7 +43,12 @@ struct LaunchStream::Impl {
   std::size_t live = 0;
 
   ~Impl() {
-    // The next launch's stream decodes into these (the reader outlives its streams).
+    // The next launch's stream decodes into these (the reader outlives its streams). Spares this
+    // launch did not take, it did not need: they are freed, so between launches the reader
+    // keeps what the last launch held at once, not the most any launch ever held (mvt 4 GB:
+    // its row-wise kernel's 4.6 GB of chunks would otherwise stay through the column-wise one).
+    if (reader == nullptr) return;  // the constructor threw before naming its reader
+    reader->drop_spare_buffers();
     for (auto& s : slots) reader->recycle_buffer(std::move(s->buf));
   }
 

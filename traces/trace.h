@@ -329,6 +329,10 @@ class TraceReader {
   /// launch's streams decode into memory the process has already touched.
   ChunkBuffer spare_buffer();
   void recycle_buffer(ChunkBuffer&& b);
+  /// Frees the spare buffers (a finished stream drops those it did not take before handing
+  /// back its own).
+  void drop_spare_buffers();
+  std::size_t spare_buffers() const;  ///< how many the reader holds (for tests)
 
  private:
   struct Impl;

@@ -424,6 +424,10 @@ void TraceReader::recycle_buffer(ChunkBuffer&& b) {
   if (b.capacity() > 0) impl_->spare.push_back(std::move(b));
 }
 
+void TraceReader::drop_spare_buffers() { impl_->spare.clear(); }
+
+std::size_t TraceReader::spare_buffers() const { return impl_->spare.size(); }
+
 bool TraceReader::next_host_event(HostEvent& out) {
   Impl& r = *impl_;
   while (r.host_left == 0) {
