@@ -10,6 +10,16 @@ namespace uvmsim {
 using Tick = std::uint64_t;
 /// A time no event reaches (the simulation stops at 1e18 ps).
 inline constexpr Tick kTickMax = ~Tick{0};
+/// The longest duration a floating-point time computation yields (1e18 ps, where the
+/// simulation stops anyway: core/config.h, kMaxSimTimeS).
+inline constexpr Tick kMaxDuration = 1'000'000'000'000'000'000ull;
+/// `ps` picoseconds as ticks, saturated at kMaxDuration. A trace record may claim 2^32 repeats
+/// of 2^32 bytes, whose transfer time does not fit a Tick, and converting such a double to an
+/// integer is undefined behaviour (found by the `uvt_run` fuzz target); saturating leaves room
+/// below 2^64 for the time the duration is added to.
+inline Tick duration_ticks(double ps) {
+  return ps < static_cast<double>(kMaxDuration) ? static_cast<Tick>(ps) : kMaxDuration;
+}
 using Addr = std::uint64_t;
 
 constexpr Tick kPsPerNs = 1000;

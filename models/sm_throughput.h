@@ -66,7 +66,7 @@ class SmThroughput {
   /// table filled with this same expression: the same ticks without an int-to-double
   /// conversion, a multiply and a truncation per access.
   Tick sector_time(std::uint64_t n) const {
-    return static_cast<Tick>(static_cast<double>(n) * ps_per_sector_);
+    return duration_ticks(static_cast<double>(n) * ps_per_sector_);
   }
   static constexpr std::uint64_t kSectorTimes = 129;
   Tick sector_time_[kSectorTimes] = {};

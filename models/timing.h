@@ -26,7 +26,7 @@ class BandwidthServer {
   /// Completion time of a `bytes` request issued at `t`.
   Tick access(Tick t, std::uint64_t bytes) {
     const Tick start = std::max(t, free_at_);
-    const Tick xfer = static_cast<Tick>(static_cast<double>(bytes) * ps_per_byte_);
+    const Tick xfer = duration_ticks(static_cast<double>(bytes) * ps_per_byte_);
     free_at_ = start + xfer;
     return start + latency_ + xfer;
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "models/sm_throughput.h"
+#include "models/timing.h"
 #include "placement_test_util.h"
 
 namespace uvmsim::test {
@@ -47,6 +48,20 @@ TEST(SmThroughput, UncoalescedLoadCostsThirtyTwoSectors) {
   EXPECT_EQ(m.lsu(1, 0, 0x20000, 128, 1), 1000u);
   // SM 0's next load queues behind the 32 sectors.
   EXPECT_EQ(m.lsu(0, 2000, 0x20000, 128, 1), 9000u);
+}
+
+TEST(SmThroughput, AHugeRecordSaturatesInsteadOfOverflowing) {
+  // 2^32-1 repeats of 2^32-1 bytes: ~2^59 sectors, ~2.9e20 ps at 1000 ps / 4 sectors, beyond a
+  // Tick (converting it was undefined behaviour, found by the uvt_run fuzz target).
+  SmThroughput m;
+  m.configure(gpu(4, 4), 1000);
+  const std::uint32_t most = ~std::uint32_t{0};
+  EXPECT_EQ(m.lsu(0, 5, 0, most, most), 5 + kMaxDuration);
+  EXPECT_EQ(duration_ticks(2.9e20), kMaxDuration);
+  EXPECT_EQ(duration_ticks(1234.9), 1234u);
+  BandwidthServer hbm;
+  hbm.configure(1.0, 100);  // 1 GB/s: 1000 ps per byte, 100 ns latency
+  EXPECT_EQ(hbm.access(0, ~std::uint64_t{0}), kMaxDuration + 100 * kPsPerNs);
 }
 
 TEST(SmThroughput, WarpsOfOneSmShareTheIssueSlots) {

@@ -108,7 +108,7 @@ class Net {
     const Ref wo = wl_.ref(kern, {out.alloc, AccessKind::Write, i64(m * n), i64(out_ext)});
     const Tensor src = in, dst = out;
     const std::uint64_t bt = batch_;
-    wl_.body(kern, [=, this](Block& b, std::int32_t) {
+    wl_.body(kern, [=](Block& b, std::int32_t) {
       const std::uint64_t n0 = std::uint64_t{b.x} * kTileN, co0 = std::uint64_t{b.y} * kTileM;
       b.warps([&](Warp& wp) {
         const std::uint64_t wi = wp.index();

@@ -36,7 +36,11 @@ void naive_product(GenContext& ctx, const char* kernel, trace::Dim3 block, bool 
   const Work next_step = term + kLoop + 2 * kAddress;
   const std::uint32_t sample = ksample_param(ctx);
   Workload wl(ctx);
-  const auto [n, a, b, c] = square_operands(ctx, wl, 32);
+  // Plain variables, not a structured binding: the lambdas below use `n`, and clang before 16
+  // (Debian 12 has 14; the fuzz build uses it) cannot capture structured bindings.
+  const SquareOperands ops = square_operands(ctx, wl, 32);
+  const std::uint64_t n = ops.n;
+  const std::uint32_t a = ops.a, b = ops.b, c = ops.c;
   const std::uint32_t k = wl.kernel(
       kernel, {static_cast<std::uint32_t>(n / block.x), static_cast<std::uint32_t>(n / block.y), 1},
       block);

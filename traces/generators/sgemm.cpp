@@ -45,7 +45,11 @@ void write_sgemm(GenContext& ctx) {
   const std::uint32_t sample = ksample_param(ctx);
   const std::string init = ctx.params.choice("init", {"ab", "abc"});
   Workload wl(ctx);
-  const auto [n, a, b, c] = square_operands(ctx, wl, kTile);
+  // Plain variables, not a structured binding: the lambdas below use `n`, and clang before 16
+  // (Debian 12 has 14; the fuzz build uses it) cannot capture structured bindings.
+  const SquareOperands ops = square_operands(ctx, wl, kTile);
+  const std::uint64_t n = ops.n;
+  const std::uint32_t a = ops.a, b = ops.b, c = ops.c;
   const auto g = static_cast<std::uint32_t>(n / kTile);
   // Shared memory: both tiles, double-buffered as in cuBLAS (2 x 2 x 128 x 8 floats).
   const std::uint32_t k =
