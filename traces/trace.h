@@ -366,16 +366,26 @@ inline bool WarpStream::next(AccessRecord& out) {
   read("malformed VA delta (varint runs past the end of the warp's data or overflows)");
   const auto delta = static_cast<std::uint64_t>(unzigzag(v));
   out.va = prev_va_ + ((flags & kVaPages) ? (delta << kPageShift) : delta);
-  out.ref_id = (flags & kHasRef) ? read32("malformed ref id") : prev_ref_;
-  out.bytes = (flags & kHasBytes) ? read32("malformed byte count") : prev_bytes_;
-  if (out.bytes == 0) fail("access of 0 bytes");
-  out.gap_cycles = (flags & kHasGap) ? read32("malformed gap") : 0;
-  if (flags & kHasRepeat) {
-    const std::uint32_t extra = read32("malformed repeat count");
-    if (extra == std::numeric_limits<std::uint32_t>::max()) fail("repeat count overflows");
-    out.repeat = extra + 1;
-  } else {
+  if ((flags & (kHasRef | kHasBytes | kHasGap | kHasRepeat)) == 0) {
+    // The common record (31 of 32 in a page-touch warp): every field as the previous record's,
+    // no gap, one access. One test instead of four, and prev_bytes_ is never 0 (it starts at 4
+    // and only takes checked values), so the zero-byte check is not needed either.
+    out.ref_id = prev_ref_;
+    out.bytes = prev_bytes_;
+    out.gap_cycles = 0;
     out.repeat = 1;
+  } else {
+    out.ref_id = (flags & kHasRef) ? read32("malformed ref id") : prev_ref_;
+    out.bytes = (flags & kHasBytes) ? read32("malformed byte count") : prev_bytes_;
+    if (out.bytes == 0) fail("access of 0 bytes");
+    out.gap_cycles = (flags & kHasGap) ? read32("malformed gap") : 0;
+    if (flags & kHasRepeat) {
+      const std::uint32_t extra = read32("malformed repeat count");
+      if (extra == std::numeric_limits<std::uint32_t>::max()) fail("repeat count overflows");
+      out.repeat = extra + 1;
+    } else {
+      out.repeat = 1;
+    }
   }
   out.kind = static_cast<AccessKind>(kind);
   prev_va_ = out.va;
