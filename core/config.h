@@ -21,6 +21,8 @@ namespace uvmsim {
 enum class ReplayPolicy : std::uint8_t { Block = 0, Batch = 1, BatchFlush = 2, Once = 3 };
 /// Which held-back misses a uTLB raises again after a replay (models/gpu.cpp, Gpu::on_replay).
 enum class UtlbReplayOrder : std::uint8_t { Age = 0, RoundRobin = 1 };
+/// Which waiting uTLB's report the GMMU writes next (models/gpu.cpp, Gpu::on_gmmu_free).
+enum class GmmuArbitration : std::uint8_t { RoundRobin = 0, Random = 1 };
 /// How the GPUs of a node reach each other's memory (system.peer): not at all (copies are
 /// staged through host memory), PCIe peer-to-peer through the host's root complex, or NVLink (a
 /// fast link with native atomics). uvm_va_space.c: enable_peers, has_fast_link.
@@ -94,6 +96,9 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(fault_latency_ns, double, 500, number, 0, 1e9, "TLB miss to fault entry visible in the buffer") \
   X(utlb_fault_interval_ns, double, 0, number, 0, 1e9, "a uTLB reports one far fault per this interval (0: all at once); the GMMU interleaves all uTLBs' reports in time") \
   X(fault_write_interval_ns, double, 0, number, 0, 1e9, "the GMMU writes at most one fault-buffer entry per this interval (0: no limit)") \
+  X(gmmu_arbitration, GmmuArbitration, GmmuArbitration::RoundRobin, choice,                       \
+    {"round_robin", "random"},                                                                    \
+    "which waiting uTLB's report the GMMU writes next: round_robin (in turn, in the order they started waiting) or random (any of them, drawn with engine.seed); undocumented by NVIDIA, a sensitivity option (docs/driver-model.md, Which uTLB the GMMU serves next)") \
   X(fault_write_rechecks_pte, bool, true, boolean,                                                \
     "a paced fault report walks the page table when the GMMU gets to it: a page mapped since the miss writes no entry (docs/driver-model.md, Paced fault reporting)") \
   X(interrupt_latency_ns, double, 5000, number, 0, 1e9, "fault interrupt to bottom half running")

@@ -37,6 +37,8 @@ Gpu::Gpu(SimContext& ctx, FaultBuffer& buffer, AccessCounters& counters, Interru
   per_access_ = cfg_.gpu.utlb_fault_per_access;
   limit_misses_ = cfg_.gpu.utlb_limit_counts_misses;
   round_robin_ = cfg_.gpu.utlb_replay_order == UtlbReplayOrder::RoundRobin;
+  gmmu_random_ = cfg_.gpu.gmmu_arbitration == GmmuArbitration::Random;
+  gmmu_rng_.seed(cfg_.engine.seed ^ (0x9E3779B97F4A7C15ull * (ordinal + 1)));  // a stream per GPU
   l1_.resize(cfg_.gpu.num_sms);
   memo_on_ = memo_default_;
   memo_.resize(std::size_t{cfg_.gpu.num_sms} << kMemoBits);
@@ -508,6 +510,11 @@ Tick Gpu::on_gmmu_free(Tick now, Tick horizon) {
     settle_join(now, seq);
     gmmu_event_ = false;
     while (gmmu_count_ > 0) {
+      if (gmmu_random_ && gmmu_count_ > 1) {
+        // Any waiting uTLB may be next: swap the drawn one to the front of the line.
+        const std::size_t k = (gmmu_head_ + gmmu_rng_() % gmmu_count_) % gmmu_ring_.size();
+        std::swap(gmmu_ring_[k], gmmu_ring_[gmmu_head_]);
+      }
       const std::uint32_t u = gmmu_ring_[gmmu_head_];
       gmmu_head_ = (gmmu_head_ + 1) % gmmu_ring_.size();
       --gmmu_count_;

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "core/huge_page_allocator.h"
@@ -249,6 +250,8 @@ class Gpu final : public ThreadblockSource {
   /// busy GMMU costs one event per written entry, not one per waiting uTLB.
   std::vector<std::uint32_t> gmmu_ring_;
   std::size_t gmmu_head_ = 0, gmmu_count_ = 0;
+  bool gmmu_random_ = false;  ///< gpu.gmmu_arbitration = random
+  std::mt19937_64 gmmu_rng_;  ///< its draws (raw engine output: the same on every platform)
   std::vector<std::uint8_t> gmmu_waiting_;
   bool gmmu_event_ = false;  ///< a GmmuFree event is scheduled
   /// The uTLB just written whose next report falls due while the GMMU is still busy and a

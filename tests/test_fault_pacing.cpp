@@ -52,8 +52,9 @@ TEST(BatchStats, OneWarpWalkGivesOneFaultPerBatch) {
 
 // The per-batch statistics count what the driver logs: the entries left after the fetch's
 // coalescing (num_coalesced_faults), one per line of Allen & Ge's instrumented driver, not the
-// raw entries fetched. sgemm's blocks on one SM miss on the same pages of A and B again after
-// every replay, so most of its raw entries merge into the uTLB's previous one.
+// raw entries fetched. sgemm's blocks miss on the same pages of A and B again after every
+// replay, so most of its raw entries merge at the fetch (into their uTLB's previous entry for the
+// page, or into another SM's entry for it just before them).
 TEST(BatchStats, CountTheEntriesLeftAfterCoalescingAsTheDriverLogsThem) {
   TempDir d;
   const auto j = run_titanv(gen(d, "sgemm", "3M"));
@@ -321,6 +322,35 @@ TEST(FaultPacing, WalkWhenServedDropsReportsOfPagesMappedMeanwhile) {
     EXPECT_EQ(num((*j)["gpu_faults"]),
               num((*j)["faults"]["fetched"]) + num((*j)["faults"]["flushed"]));
   }
+}
+
+// gpu.gmmu_arbitration: which waiting uTLB's report the GMMU writes next. The sgemm blocks that
+// share a panel of B run in lockstep on their SMs and miss on the same pages in the same order,
+// so when the GMMU takes the uTLBs in turn it writes a page's entries from many SMs back to back
+// and the fetch merges them into one ("reuse across CTAs", fetch_fault_buffer_entries). Drawn
+// at random, the same entries land apart: few merge, and the batches hold many more distinct
+// faults (docs/driver-model.md, "Which uTLB the GMMU serves next").
+TEST(GmmuArbitration, InTurnKeepsSharedPagesAdjacentAtRandomSpreadsThem) {
+  TempDir d;
+  const auto t = gen(d, "sgemm", "3M");
+  const auto in_turn = run_titanv(t);
+  const auto random = run_titanv(t, {"gpu.gmmu_arbitration=random"});
+  auto per_sm = [](const nlohmann::json& j) {
+    return j["batch_stats"]["faults_per_sm_per_batch"]["mean"].get<double>();
+  };
+  EXPECT_EQ(num(in_turn["faults"]["fetched"]), 10224u);
+  EXPECT_EQ(num(in_turn["faults"]["coalesced"]), 9364u);
+  EXPECT_EQ(num(random["faults"]["fetched"]), 10016u);
+  EXPECT_EQ(num(random["faults"]["coalesced"]), 5130u);
+  EXPECT_GT(per_sm(random), 5 * per_sm(in_turn));  // 0.81 against 0.14
+  for (const auto* j : {&in_turn, &random}) EXPECT_EQ(num((*j)["faults"]["serviced"]), 768u);
+  // The draws come from engine.seed: the same seed gives the same run.
+  const auto again = run_titanv(t, {"gpu.gmmu_arbitration=random"});
+  EXPECT_EQ(again["faults"].dump(), random["faults"].dump());
+  EXPECT_EQ(again["batch_stats"].dump(), random["batch_stats"].dump());
+  EXPECT_EQ(again["sim_time_ns"], random["sim_time_ns"]);
+  const auto other = run_titanv(t, {"gpu.gmmu_arbitration=random", "engine.seed=2"});
+  EXPECT_NE(num(other["faults"]["fetched"]), num(random["faults"]["fetched"]));
 }
 
 }  // namespace
