@@ -322,6 +322,33 @@ TEST(Generators, SgemmInitAbcWritesCOnTheHostToo) {
     EXPECT_EQ(abc.launches[0][i].r.va, ab.launches[0][i].r.va);
 }
 
+TEST(Generators, TwoDConvInitAbWritesBOnTheHostToo) {
+  TempDir dir;
+  const Decoded a = decode(generate_to(dir, "2dconv", 1 << 20, {{"iters", "1"}}, 1, "a.uvt"));
+  const Decoded ab =
+      decode(generate_to(dir, "2dconv", 1 << 20, {{"iters", "1"}, {"init", "ab"}}, 1, "ab.uvt"));
+  auto cpu_writes = [](const Decoded& d) {
+    std::vector<std::pair<Addr, std::uint64_t>> v;
+    for (const auto& h : d.host)
+      if (h.type == HostEventType::CpuAccess && h.kind == AccessKind::Write)
+        v.emplace_back(h.va, h.size);
+    return v;
+  };
+  const auto& al = ab.meta.allocations;
+  ASSERT_EQ(al.size(), 2u);
+  // N = 352 (the largest multiple of 32 with 2*N*N*4 <= 1 MiB): each array 352 * 352 * 4 bytes.
+  EXPECT_EQ(al[0].size, 352u * 352 * 4);
+  using W = std::vector<std::pair<Addr, std::uint64_t>>;
+  EXPECT_EQ(cpu_writes(a), (W{{al[0].base, al[0].size}}));
+  EXPECT_EQ(cpu_writes(ab), (W{{al[0].base, al[0].size}, {al[1].base, al[1].size}}));
+  EXPECT_EQ(ab.meta.params["init"], "ab");
+  // The kernel's records do not change.
+  ASSERT_EQ(ab.launches.size(), 1u);
+  ASSERT_EQ(ab.launches[0].size(), a.launches[0].size());
+  for (std::size_t i = 0; i < a.launches[0].size(); ++i)
+    EXPECT_EQ(ab.launches[0][i].r.va, a.launches[0][i].r.va);
+}
+
 TEST(Generators, Vecadd32ThreadsIsAllenGeVectorAdd) {
   TempDir dir;
   const Decoded d = decode(generate_to(dir, "vecadd", 64 << 20, {{"threads", "32"}}));

@@ -173,6 +173,7 @@ void write_doitgen(GenContext& ctx) {
 
 void write_2dconv(GenContext& ctx) {
   const std::uint64_t iters = ctx.params.integer("iters", 1, 100000);
+  const bool init_b = ctx.params.choice("init", {"a", "ab"}) == "ab";
   const std::uint64_t n = fit(ctx.footprint, 32, [](std::uint64_t v) { return 2 * v * v * 4; });
   Workload wl(ctx);
   wl.metadata().params["n"] = n;
@@ -206,6 +207,9 @@ void write_2dconv(GenContext& ctx) {
     });
   });
   wl.cpu_write(a);
+  // SUV's artifact (eval/2dconv/main.cu, init()) also zeroes B on the host, so B migrates to
+  // the GPU with A instead of being zero-filled there.
+  if (init_b) wl.cpu_write(bmat);
   wl.loop(iters, {k});
   wl.write();
 }
@@ -315,7 +319,10 @@ const Registrar k2dconv{Generator{
     "2dconv",
     "3x3 convolution B = conv(A) over N x N floats, launched iters times; N = largest multiple "
     "of 32 with 2*N*N*4 <= footprint",
-    {{"iters", "4", "number of launches (host loop)"}},
+    {{"iters", "4", "number of launches (host loop)"},
+     {"init", "a",
+      "a: the host writes A before the launches (PolyBench/GPU); ab: also B (zeroed on the host, "
+      "as SUV's artifact does)"}},
     write_2dconv,
     "cyclic",
     std::uint64_t{64} << 20,
