@@ -349,6 +349,79 @@ TEST(Generators, TwoDConvInitAbWritesBOnTheHostToo) {
     EXPECT_EQ(ab.launches[0][i].r.va, a.launches[0][i].r.va);
 }
 
+TEST(Generators, FloydWarshallBlockedSweepsTheMatrixOncePerSixteenVertices) {
+  TempDir dir;
+  // N = 64: four 16-vertex blocks; passes = 0 runs all of them (the artifact's loop over k).
+  const Decoded d = decode(
+      generate_to(dir, "floyd-warshall", 64 * 64 * 4, {{"variant", "blocked"}, {"passes", "0"}}));
+  EXPECT_EQ(d.meta.params["n"], 64);
+  EXPECT_EQ(d.meta.params["passes"], 4);
+  ASSERT_EQ(d.meta.allocations.size(), 1u);
+  const Addr base = d.meta.allocations[0].base;
+  // The host writes the whole matrix (memcpy into the managed buffer), once.
+  std::vector<std::pair<Addr, std::uint64_t>> writes;
+  for (const auto& h : d.host)
+    if (h.type == HostEventType::CpuAccess && h.kind == AccessKind::Write)
+      writes.emplace_back(h.va, h.size);
+  EXPECT_EQ(writes, (std::vector<std::pair<Addr, std::uint64_t>>{{base, 64u * 64 * 4}}));
+  ASSERT_EQ(d.launches.size(), 12u);
+  // Element (row, col) of the matrix.
+  auto el = [&](std::uint64_t row, std::uint64_t col) { return base + (row * 64 + col) * 4; };
+  auto recs_of = [&](std::size_t launch, std::uint64_t tb, std::uint32_t warp) {
+    std::vector<AccessRecord> v;
+    for (const Rec& r : d.launches[launch])
+      if (r.tb == tb && r.warp == warp) v.push_back(r.r);
+    return v;
+  };
+  // k = 1, phase 3, block (i = 2, j = 3), warp 0 (threadIdx.y 0-1): C = tile (2, 3), A = tile
+  // (2, 1), B = tile (1, 3), then the store of C after block_calc. The gaps are the Work the
+  // source does (compute_cost.h): the early-return test and the index (5 + 8 slots), an index
+  // (8) for each further load, and before the store the three STS (12), block_calc's barriers
+  // (2) and 16 unrolled steps (each: the 8-way conflicted LDS of A and of C, 32 slots each, the
+  // LDS of B, 4, the add, the compare and the barrier, 4), the LDS of C (4), the address (2),
+  // and the 16 predicated stores: 1 slot where no lane's path improves, 4 per pass where some do.
+  const std::uint32_t fixed = 12 + 2 + 16 * (32 + 32 + 4 + 4) + 4 + 2;
+  const auto p3 = recs_of(3 * 1 + 2, 2 * 4 + 3, 0);
+  ASSERT_EQ(p3.size(), 4u);
+  EXPECT_EQ(p3[0].va, el(32, 48));
+  EXPECT_EQ(p3[1].va, el(32, 16));
+  EXPECT_EQ(p3[2].va, el(16, 48));
+  EXPECT_EQ(p3[3].va, el(32, 48));
+  EXPECT_EQ(p3[3].kind, AccessKind::Write);
+  EXPECT_EQ((std::vector<std::uint32_t>{p3[0].gap_cycles, p3[1].gap_cycles, p3[2].gap_cycles}),
+            (std::vector<std::uint32_t>{13, 8, 8}));
+  EXPECT_GE(p3[3].gap_cycles, fixed + 16);
+  EXPECT_LE(p3[3].gap_cycles, fixed + 16 * 8 * 4);  // at most 8 passes: a column's even rows
+  // Paths improve less and less as k grows: the stores of the first sweep's phase 3 cost more
+  // than those of the last, and at least one step of the last stores nothing.
+  auto store_slots = [&](std::size_t launch) {
+    std::uint64_t sum = 0, idle_min = ~std::uint64_t{0};
+    for (const Rec& r : d.launches[launch]) {
+      if (r.r.kind != AccessKind::Write) continue;
+      EXPECT_GE(r.r.gap_cycles, fixed + 16);
+      sum += r.r.gap_cycles - fixed;
+      idle_min = std::min<std::uint64_t>(idle_min, r.r.gap_cycles - fixed);
+    }
+    return std::pair{sum, idle_min};
+  };
+  const auto first = store_slots(2), last = store_slots(11);
+  EXPECT_GT(first.first, last.first);
+  EXPECT_LT(last.second, 16u * 4);
+  // Block (k, k) of phase 3 and block k of phase 2 return at once.
+  EXPECT_TRUE(recs_of(3 * 1 + 2, 1 * 4 + 1, 0).empty());
+  EXPECT_TRUE(recs_of(3 * 1 + 1, 1, 0).empty());
+  // k = 1, phase 2, block i = 3: tile (3, 1) through (1, 1), then tile (1, 3) through it.
+  const auto p2 = recs_of(3 * 1 + 1, 3, 0);
+  ASSERT_EQ(p2.size(), 6u);
+  const Addr want[] = {el(48, 16), el(16, 16), el(48, 16), el(16, 48), el(16, 16), el(16, 48)};
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(p2[i].va, want[i]) << i;
+  // Phase 1 of k = 2: tile (2, 2), loaded and stored.
+  const auto p1 = recs_of(3 * 2, 0, 7);
+  ASSERT_EQ(p1.size(), 2u);
+  EXPECT_EQ(p1[0].va, el(32 + 14, 32));
+  EXPECT_EQ(p1[1].kind, AccessKind::Write);
+}
+
 TEST(Generators, Vecadd32ThreadsIsAllenGeVectorAdd) {
   TempDir dir;
   const Decoded d = decode(generate_to(dir, "vecadd", 64 << 20, {{"threads", "32"}}));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 
 #include "tests/test_util.h"
 #include "tests/workload_check.h"
@@ -58,6 +59,25 @@ TEST(ComputeCost, IdiomsAddUpFromTheirInstructions) {
   EXPECT_EQ(gen::kNoWork.slots(), 0u);
   // Saturates instead of wrapping the 32-bit gap field.
   EXPECT_EQ((0xffffffffu * gen::fp64(1)).slots(), 0xffffffffu);
+}
+
+TEST(ComputeCost, SharedWavefrontsCountDistinctWordsPerBank) {
+  using A = std::array<std::uint32_t, 32>;
+  A consecutive{}, stride16{}, broadcast{}, stride32{};
+  for (std::uint32_t l = 0; l < 32; ++l) {
+    consecutive[l] = 100 + l;              // 32 banks, one word each
+    stride16[l] = (l % 16) * 16 + l / 16;  // words 16 apart: 8 per bank in 4 banks (FW's C)
+    broadcast[l] = 7;                      // one word: one pass
+    stride32[l] = l * 32;                  // all in bank 0
+  }
+  EXPECT_EQ(gen::shared_wavefronts(consecutive), 1u);
+  EXPECT_EQ(gen::shared_wavefronts(stride16), 8u);
+  EXPECT_EQ(gen::shared_wavefronts(broadcast), 1u);
+  EXPECT_EQ(gen::shared_wavefronts(stride32), 32u);
+  // Repeats of a word share its pass; no active lane, no pass.
+  EXPECT_EQ(gen::shared_wavefronts(std::array<std::uint32_t, 4>{0, 32, 0, 32}), 2u);
+  EXPECT_EQ(gen::shared_wavefronts(std::array<std::uint32_t, 0>{}), 0u);
+  EXPECT_EQ(gen::shared_conflicted(8).slots(), 32u);  // 8 passes of a 4-slot access
 }
 
 /// The gaps of the records of static instruction `ref` in launch 0 (first records only).

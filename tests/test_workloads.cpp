@@ -22,6 +22,9 @@ struct Case {
   std::uint64_t footprint;
   gen::ParamMap params;
   std::function<void(const TraceStats&)> expect;
+  /// The test's name when one generator has several cases (a variant parameter); else `name`.
+  std::string variant = {};
+  std::string key() const { return variant.empty() ? name : name + "-" + variant; }
 };
 
 void expect_allocs(const TraceStats& s, const Allocs& want) {
@@ -160,6 +163,32 @@ std::vector<Case> cases() {
                  EXPECT_GT(writes, 0u);      // random distances: some paths improve
                  EXPECT_EQ(writes % 8, 0u);  // dist and path written together
                }});
+  // SUV's blocked variant: per 16-vertex block k, phase 1 (tile (k, k)), phase 2 (tiles (i, k)
+  // and (k, i), i != k) and phase 3 (every tile but (k, k)), each tile loaded and stored whole.
+  c.push_back(
+      {"floyd-warshall",
+       736 * 736 * 4,  // two 2 MB chunks, so that 50 % oversubscription evicts
+       {{"passes", "2"}, {"variant", "blocked"}},
+       [](const TraceStats& s) {
+         const std::uint64_t n = 736, tiles = 46, tile = 16 * 16 * 4;
+         expect_allocs(s, {{"graph", n * n * 4}});
+         expect_kernel(s, "floyd_warshall_block_kernel_phase1", {1, 1, 1}, {16, 16, 1}, tile);
+         expect_kernel(s, "floyd_warshall_block_kernel_phase2", {46, 1, 1}, {16, 16, 1}, 3 * tile);
+         expect_kernel(s, "floyd_warshall_block_kernel_phase3", {46, 46, 1}, {16, 16, 1}, 3 * tile);
+         EXPECT_EQ(launches(s),
+                   loop({"floyd_warshall_block_kernel_phase1", "floyd_warshall_block_kernel_phase2",
+                         "floyd_warshall_block_kernel_phase3"},
+                        2));
+         for (std::size_t l = 0; l < s.launches.size(); ++l) {
+           const std::uint64_t reads[] = {tile, 4 * (tiles - 1) * tile,
+                                          3 * (tiles * tiles - 1) * tile};
+           const std::uint64_t writes[] = {tile, 2 * (tiles - 1) * tile,
+                                           (tiles * tiles - 1) * tile};
+           EXPECT_EQ(s.launches[l].read_bytes, reads[l % 3]) << l;
+           EXPECT_EQ(s.launches[l].write_bytes, writes[l % 3]) << l;
+         }
+       },
+       "blocked"});
   c.push_back(
       {"gramschmidt", 3 * 512 * 512 * 4, {{"iters", "2"}}, [](const TraceStats& s) {
          const std::uint64_t n = 512;
@@ -732,7 +761,7 @@ class Workloads : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Workloads, GeneratesAsSpecifiedHintsMatchAndSimulates) {
   for (const Case& c : cases()) {
-    if (c.name != GetParam()) continue;
+    if (c.key() != GetParam()) continue;
     TempDir dir;
     const std::string path = gen_trace(dir, c.name, c.footprint, c.params);
     const TraceStats s = trace_stats(path);
@@ -764,7 +793,7 @@ TEST_P(Workloads, GeneratesAsSpecifiedHintsMatchAndSimulates) {
 
 std::vector<std::string> case_names() {
   std::vector<std::string> names;
-  for (const Case& c : cases()) names.push_back(c.name);
+  for (const Case& c : cases()) names.push_back(c.key());
   return names;
 }
 

@@ -18,9 +18,11 @@
 // workload.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 
 namespace uvmsim::gen {
 
@@ -155,5 +157,28 @@ inline constexpr Work kConvert = cvt(1);
 /// An unsigned 32-bit division or remainder by a run-time value: I2F, MUFU.RCP, F2I, the
 /// multiply-high estimate and its correction.
 inline constexpr Work kIntDivide = cvt(2) + sfu(1) + imad(3) + int_ops(3) + cmp(2);
+
+// ---- shared-memory bank conflicts ----------------------------------------------------------
+
+/// Shared memory has 32 banks, each 32 bits wide (word w is in bank w % 32); a warp's access is
+/// served in as many passes as the largest number of *distinct* words any one bank holds among
+/// the active lanes' addresses, lanes reading the same word sharing one (CUDA C++ Programming
+/// Guide, "Shared Memory", compute capability 5.x and later: "if two addresses of a memory
+/// request fall in the same memory bank, there is a bank conflict and the access has to be
+/// serialized"). `words` are the active lanes' 32-bit word indices (any order, repeats allowed);
+/// the result is 0 for no active lane, else 1 (conflict-free) to 32.
+template <class Words>
+constexpr std::uint32_t shared_wavefronts(const Words& words) {
+  std::uint32_t per_bank[32] = {}, ways = 0;
+  for (std::size_t i = 0; i < std::size(words); ++i) {
+    bool first = true;  // a word's repeats share its pass
+    for (std::size_t j = 0; j < i && first; ++j) first = words[j] != words[i];
+    if (first) ways = std::max(ways, ++per_bank[words[i] % 32]);
+  }
+  return ways;
+}
+/// A warp-wide shared-memory access served in `wavefronts` passes (shared_wavefronts()): each pass
+/// costs what a conflict-free access does.
+constexpr Work shared_conflicted(std::uint32_t wavefronts) { return shared(wavefronts); }
 
 }  // namespace uvmsim::gen
