@@ -417,7 +417,11 @@ TEST(SweepRun, KilledAtAnyMomentLosesNoResultAndRecordsNoPartialOne) {
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 40));
     if (!sweep.running()) break;
     sweep.signal(SIGKILL);
-    EXPECT_EQ(sweep.wait(), -SIGKILL);
+    const int status = sweep.wait();
+    // It may finish its last points between the check above and the signal (a quiet machine):
+    // then the kill lands on an exited process and the sweep is complete, like a last round.
+    if (status == 0) break;
+    EXPECT_EQ(status, -SIGKILL);
     ++kills;
     // Its workers die with it (no orphan keeps writing), and nothing partial is recorded.
     for (int i = 0; i < 100 && !processes_mentioning(out).empty(); ++i)
