@@ -74,24 +74,14 @@ class EventQueue {
     ++size_;
     ++pending_[gpu];
     const std::uint64_t idx = t >> kBucketBits;
-    if (idx <= cur_index_) {
-      // Into the bucket being drained, kept sorted; new events are usually the latest.
-      // A few steps back from the end usually find the place; past those, a binary search: a
-      // bucket of a TLB-hit-bound run holds ~2,500 wake-ups (gemm 4 MB: 5,120 warps issuing a
-      // few cycles apart), and an SM's next slot lands ~200 events before the end.
-      const auto first = current_.begin() + static_cast<std::ptrdiff_t>(head_);
-      auto pos = current_.end();
-      for (int k = 0; k < 8 && pos != first && Later{}(*(pos - 1), e); ++k) --pos;
-      if (pos != first && Later{}(*(pos - 1), e))
-        pos = std::upper_bound(first, pos - 1, e, earlier);
-      current_.insert(pos, e);
-    } else if (idx < cur_index_ + kBuckets) {
-      const std::size_t slot = idx % kBuckets;
-      push_to_bucket(slot, e);
-    } else {
-      overflow_.push_back(e);
-      std::push_heap(overflow_.begin(), overflow_.end(), Later{});
-    }
+    // Nearly every event lands in a later ring bucket: that path is a few stores, inline. The
+    // other two (the bucket being drained, beyond the horizon) are out of line, so the common
+    // call saves no registers for them (the whole function was ~50 instructions an event, ~7 %
+    // of a STREAM run, under callgrind).
+    if (idx > cur_index_ && idx < cur_index_ + kBuckets) [[likely]]
+      push_to_bucket(idx % kBuckets, e);
+    else
+      schedule_outside_ring(e, idx);
   }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
@@ -107,7 +97,7 @@ class EventQueue {
   /// (events of the same ~4 ns), else null. For prefetching only: the queue's order is what pop
   /// returns.
   const Event* ahead(std::size_t k) const {
-    return head_ + k < current_.size() ? &current_[head_ + k] : nullptr;
+    return head_ + k < cur_n_ ? &current_[head_ + k] : nullptr;
   }
   Event pop() {
     settle();
@@ -198,11 +188,30 @@ class EventQueue {
     pool_[b.tail].events[b.tail_count++] = e;
   }
 
+  [[gnu::noinline]] void schedule_outside_ring(const Event& e, std::uint64_t idx) {
+    if (idx <= cur_index_) {
+      // Into the bucket being drained, kept sorted; new events are usually the latest.
+      // A few steps back from the end usually find the place; past those, a binary search: a
+      // bucket of a TLB-hit-bound run holds ~2,500 wake-ups (gemm 4 MB: 5,120 warps issuing a
+      // few cycles apart), and an SM's next slot lands ~200 events before the end.
+      const auto first = current_.begin() + static_cast<std::ptrdiff_t>(head_);
+      auto pos = current_.end();
+      for (int k = 0; k < 8 && pos != first && Later{}(*(pos - 1), e); ++k) --pos;
+      if (pos != first && Later{}(*(pos - 1), e))
+        pos = std::upper_bound(first, pos - 1, e, earlier);
+      current_.insert(pos, e);
+      ++cur_n_;
+    } else {
+      overflow_.push_back(e);
+      std::push_heap(overflow_.begin(), overflow_.end(), Later{});
+    }
+  }
+
   /// Makes current_[head_] the earliest event. Inline, because pop() calls it for every event
   /// and nearly always the drained bucket still has one (the call itself was ~10 % of settle's
   /// time in a `perf record` of STREAM).
   void settle() {
-    if (head_ < current_.size()) return;
+    if (head_ < cur_n_) return;
     refill();
   }
 
@@ -242,23 +251,29 @@ class EventQueue {
     // times within the ~4 ns differ out of order: a replay's burst of wake-ups (one time) needs
     // only the check.
     if (!std::is_sorted(current_.begin(), current_.end(), earlier)) sort_current();
+    cur_n_ = current_.size();
   }
 
+  /// 16 sub-slots of 256 ps: a STREAM bucket holds ~22 events, so a 65-entry count array cost
+  /// more to clear and sum than the insertion sort saves over 16 (`stream` 96 MB x 4, the 132 K
+  /// sorted buckets replayed under callgrind: 219 M -> 183 M instructions, mispredictions equal).
+  static constexpr unsigned kSubSlotBits = 4;
   /// Sorts current_ (one bucket's events, all within 4.096 ns) by (time, seq). Under the SM
   /// throughput model a bucket holds ~20 events at ~15 distinct times, merged from a few
   /// ascending runs (wake-ups scheduled with different latencies), which a comparison sort
   /// handles with a branch misprediction every few comparisons. Instead: one stable counting
-  /// pass on the time's 64 ps sub-slot (branch-free), after which events are out of order only
+  /// pass on the time's 256 ps sub-slot (branch-free), after which events are out of order only
   /// within a sub-slot, and an insertion sort finishes. Insertion sort is exact whatever the
   /// input, so the result is the (time, seq) order std::sort would give; a pathological bucket
   /// (many events in one sub-slot, out of order) falls back to std::sort.
   void sort_current() {
-    constexpr unsigned kSubBits = kBucketBits - 6;  // 64 sub-slots of 64 ps
-    std::uint32_t count[65] = {};
-    for (const Event& e : current_) ++count[((e.time >> kSubBits) & 63) + 1];
-    for (unsigned i = 1; i < 65; ++i) count[i] += count[i - 1];
+    constexpr unsigned kSlots = 1u << kSubSlotBits;
+    constexpr unsigned kSubBits = kBucketBits - kSubSlotBits;
+    std::uint32_t count[kSlots + 1] = {};
+    for (const Event& e : current_) ++count[((e.time >> kSubBits) & (kSlots - 1)) + 1];
+    for (unsigned i = 1; i <= kSlots; ++i) count[i] += count[i - 1];
     scratch_.resize(current_.size());
-    for (const Event& e : current_) scratch_[count[(e.time >> kSubBits) & 63]++] = e;
+    for (const Event& e : current_) scratch_[count[(e.time >> kSubBits) & (kSlots - 1)]++] = e;
     current_.swap(scratch_);
     const std::size_t n = current_.size();
     std::size_t moves = 0;
@@ -283,7 +298,10 @@ class EventQueue {
   std::uint32_t free_ = kNone;  ///< free list through Segment::next
   std::vector<std::uint64_t> nonempty_;  ///< bit per ring bucket
   std::vector<Event> current_;           ///< bucket cur_index_, ascending from head_
-  std::vector<Event> scratch_;           ///< sort_current()'s second buffer
+  /// current_.size(), kept: pop() and ahead() test it on every event, and the vector's size is
+  /// a subtraction and a division by 24.
+  std::size_t cur_n_ = 0;
+  std::vector<Event> scratch_;  ///< sort_current()'s second buffer
   std::size_t head_ = 0;
   std::vector<Event> overflow_;  ///< min-heap of events beyond the horizon
   std::uint64_t cur_index_ = 0;  ///< time >> kBucketBits of the bucket being drained

@@ -118,10 +118,14 @@ void Gpu::start_tb(std::uint32_t slot, Tick t) {
   for (std::uint32_t i = 0; i < s.view.num_warps; ++i) {
     const std::uint32_t wi = slot * warps_per_tb_ + i;
     Warp& w = warps_[wi];
-    w = Warp{};
+    // Field by field, not `w = Warp{}`: `cur` is read only after next() fills it (has_cur), so
+    // clearing its 112 bytes first was ~1 % of a STREAM run (32 warps a threadblock, 3 records
+    // a warp).
     w.stream = stream_scratch_[i];
     w.tb_slot = slot;
     w.sm = sm_of(wi);
+    w.has_cur = false;
+    w.gap_paid = false;
     w.active = true;
     sync_[wi] = WarpSync{t, 0, false};
     ctx_.queue.schedule(t, EventType::WarpWake, wi, ord_);
@@ -146,56 +150,7 @@ void Gpu::running_threadblocks(std::vector<ThreadblockProgress>& out) const {
   }
 }
 
-void Gpu::on_warp_wake(std::uint32_t wi, Tick now) {
-  if (wi < warps_.size() && warps_[wi].active) run_warp(wi, now);
-}
-
-void Gpu::run_warp(std::uint32_t wi, Tick t) {
-  Warp& w = warps_[wi];
-  WarpSync& ws = sync_[wi];
-  for (;;) {
-    if (!w.has_cur) {
-      if (!w.stream.next(w.cur)) {
-        if (ws.outstanding) {
-          ws.waiting = true;
-          return;
-        }
-        // Done once its last accesses complete. Nothing else waits on a finishing warp, so it
-        // retires now with that end time instead of costing an event; a threadblock that
-        // completes hands its slot to the next one at the right time.
-        finish_warp(wi, std::max(t, ws.group_done));
-        return;
-      }
-      w.has_cur = true;
-      w.gap_paid = false;
-      ++ctx_.stats.records;
-    }
-    if (w.cur.gap_cycles && !w.gap_paid) {
-      // Compute consumes the results of the warp's earlier loads: wait for all of them.
-      if (ws.outstanding) {
-        ws.waiting = true;
-        return;
-      }
-      const Tick ready =
-          sm_.issue(w.sm, std::max(t, ws.group_done), w.cur.gap_cycles, ps_per_cycle_);
-      w.gap_paid = true;
-      if (!can_inline(ready)) {
-        ctx_.queue.schedule(ready, EventType::WarpWake, wi, ord_);
-        return;
-      }
-      t = ready;
-    }
-    w.has_cur = false;
-    Tick done;
-    if (issue(wi, w.sm, w.cur, t, done)) {
-      ws.group_done = std::max(ws.group_done, done);
-    } else {
-      ++ws.outstanding;
-    }
-  }
-}
-
-Tick Gpu::local_access(Tick t, const trace::AccessRecord& r) {
+inline Tick Gpu::local_access(Tick t, const trace::AccessRecord& r) {
   if (r.repeat <= 1) return hbm_.access(t, r.bytes);
   const Tick done = hbm_.access(t, std::uint64_t{r.bytes} * r.repeat);
   if (r.gap_cycles == 0) return done;
@@ -269,15 +224,67 @@ Tick Gpu::peer_access(Tick t, const trace::AccessRecord& r, unsigned holder) {
   return true;
 }
 
-bool Gpu::issue(std::uint32_t wi, std::uint32_t sm, const trace::AccessRecord& r, Tick t,
-                Tick& done, bool retried) {
-  auto& s = ctx_.stats;
+[[gnu::always_inline]] inline bool Gpu::issue(std::uint32_t wi, std::uint32_t sm,
+                                              const trace::AccessRecord& r, Tick t, Tick& done,
+                                              bool retried) {
   // The instruction passes the SM's LSU first (a replayed one again): its sectors queue behind
   // those of the SM's other warps.
   t = sm_.lsu(sm, t, r.va, r.bytes, r.repeat);
-  ++s.l1_tlb_lookups;
+  ++ctx_.stats.l1_tlb_lookups;
   Memo& memo = memo_[memo_index(sm, r.va >> kPageShift)];
   if (!retried && memo.vpn == r.va >> kPageShift && memo_hit(memo, sm, r, t, done)) return true;
+  // The full look-up is out of line: a TLB-hit-bound run (STREAM, gemm) takes the memo on most
+  // accesses, and the full path's register saves were ~20 instructions of every call.
+  return translate(wi, sm, r, t, done, memo);
+}
+
+void Gpu::run_warp(std::uint32_t wi, Tick t) {
+  Warp& w = warps_[wi];
+  WarpSync& ws = sync_[wi];
+  for (;;) {
+    if (!w.has_cur) {
+      if (!w.stream.next(w.cur)) {
+        if (ws.outstanding) {
+          ws.waiting = true;
+          return;
+        }
+        // Done once its last accesses complete. Nothing else waits on a finishing warp, so it
+        // retires now with that end time instead of costing an event; a threadblock that
+        // completes hands its slot to the next one at the right time.
+        finish_warp(wi, std::max(t, ws.group_done));
+        return;
+      }
+      w.has_cur = true;
+      w.gap_paid = false;
+      ++ctx_.stats.records;
+    }
+    if (w.cur.gap_cycles && !w.gap_paid) {
+      // Compute consumes the results of the warp's earlier loads: wait for all of them.
+      if (ws.outstanding) {
+        ws.waiting = true;
+        return;
+      }
+      const Tick ready = sm_.issue(w.sm, std::max(t, ws.group_done), w.cur.gap_cycles);
+      w.gap_paid = true;
+      if (!can_inline(ready)) {
+        ctx_.queue.schedule(ready, EventType::WarpWake, wi, ord_);
+        return;
+      }
+      t = ready;
+    }
+    w.has_cur = false;
+    Tick done;
+    if (issue(wi, w.sm, w.cur, t, done)) {
+      ws.group_done = std::max(ws.group_done, done);
+    } else {
+      ++ws.outstanding;
+    }
+  }
+}
+
+bool Gpu::translate(std::uint32_t wi, std::uint32_t sm, const trace::AccessRecord& r, Tick t,
+                    Tick& done, Memo& memo) {
+  auto& s = ctx_.stats;
   const VaRange* rg = ctx_.va.find_range(r.va);
   if (!rg || !rg->managed) {
     // Outside managed memory: device memory (cudaMalloc) or pinned host memory, always mapped.

@@ -55,7 +55,11 @@ class Gpu final : public ThreadblockSource {
   Tick end_time() const { return end_time_; }
   std::uint64_t unfinished_threadblocks() const { return tbs_total_ - tbs_done_; }
 
-  void on_warp_wake(std::uint32_t warp, Tick now);
+  /// Inline: it is the event loop's most common call (a STREAM run wakes ~3 times per warp),
+  /// and the call into it cost about as much as its test.
+  void on_warp_wake(std::uint32_t wi, Tick now) {
+    if (wi < warps_.size() && warps_[wi].active) run_warp(wi, now);
+  }
   /// A WarpWake of `wi` comes soon: `stage` 0 brings the warp's state into the cache, stage 1
   /// (a few events later, its state then cached) the bytes of its next trace record. Changes
   /// nothing but what the caches hold.
@@ -312,6 +316,9 @@ class Gpu final : public ThreadblockSource {
   /// The access hits the L1 TLB entry `m` points at, on a page resident here: it completes (as
   /// issue's full path would) and true is returned; otherwise nothing is changed.
   bool memo_hit(const Memo& m, std::uint32_t sm, const trace::AccessRecord& r, Tick t, Tick& done);
+  /// issue() past the TLB-hit memo: the VA range, block and TLB look-ups, or the far fault.
+  bool translate(std::uint32_t wi, std::uint32_t sm, const trace::AccessRecord& r, Tick t,
+                 Tick& done, Memo& memo);
   std::vector<Tlb> l1_;
   Tlb l2_;
   BandwidthServer hbm_;

@@ -33,8 +33,8 @@ TEST(SmThroughput, OffCostsNothing) {
   m.configure(gpu(0, 0), 1000);
   EXPECT_FALSE(m.lsu_bounded());
   EXPECT_EQ(m.lsu(0, 5000, 0x1000, 128, 1), 5000u);
-  EXPECT_EQ(m.issue(0, 5000, 10, 1000), 15000u);  // one warp: one slot per cycle
-  EXPECT_EQ(m.issue(0, 5000, 10, 1000), 15000u);
+  EXPECT_EQ(m.issue(0, 5000, 10), 15000u);  // one warp: one slot per cycle
+  EXPECT_EQ(m.issue(0, 5000, 10), 15000u);
 }
 
 TEST(SmThroughput, UncoalescedLoadCostsThirtyTwoSectors) {
@@ -70,12 +70,12 @@ TEST(SmThroughput, WarpsOfOneSmShareTheIssueSlots) {
   // Eight warps each ready at 0 with 100 slots of work: the first four are bound by their own
   // one-per-cycle issue (100 cycles), the last by the SM's 4 per cycle (800 / 4 = 200 cycles).
   std::vector<Tick> done;
-  for (int w = 0; w < 8; ++w) done.push_back(m.issue(0, 0, 100, 1000));
+  for (int w = 0; w < 8; ++w) done.push_back(m.issue(0, 0, 100));
   EXPECT_EQ(done[0], 100000u);
   EXPECT_EQ(done[3], 100000u);
   EXPECT_EQ(done[4], 125000u);
   EXPECT_EQ(done[7], 200000u);
-  EXPECT_EQ(m.issue(1, 0, 100, 1000), 100000u);  // another SM is free
+  EXPECT_EQ(m.issue(1, 0, 100), 100000u);  // another SM is free
 }
 
 /// A kernel of `tbs` threadblocks of `warps` warps over device memory; every warp issues
