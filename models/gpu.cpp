@@ -309,19 +309,19 @@ bool Gpu::translate(std::uint32_t wi, std::uint32_t sm, const trace::AccessRecor
                               : local ? tlb_key(b, g, r.va, page)
                                       : (r.va >> kPageShift) << 2;
     Tlb& l1 = l1_[sm];
-    if (l1.lookup(key, g.mapping_gen)) {
+    // A miss fills the entry in the same scan (Tlb::access): the walk's result is written
+    // into the L2 TLB and the L1 TLB on the way back.
+    if (l1.access(key, g.mapping_gen)) {
       ++s.l1_tlb_hits;
     } else {
       lat += l2_lat_;
       ++s.l2_tlb_lookups;
-      if (l2_.lookup(key, g.mapping_gen)) {
+      if (l2_.access(key, g.mapping_gen)) {
         ++s.l2_tlb_hits;
       } else {
         lat += walk_lat_;
         ++s.page_walks;
-        l2_.insert(key, g.mapping_gen);
       }
-      l1.insert(key, g.mapping_gen);
     }
     if (local) {
       done = local_access(t + lat, r);

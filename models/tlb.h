@@ -49,6 +49,19 @@ class Tlb {
         return insert_ways<0>(key, gen);
     }
   }
+  /// lookup() then, on a miss, insert(): one scan of the set instead of two (a retried access
+  /// of a heavy-faulting run misses both TLBs, and the second scan re-read the same ways).
+  /// Returns whether the look-up hit; the TLB ends in the state the two calls leave.
+  bool access(std::uint64_t key, std::uint32_t gen) {
+    switch (assoc_) {
+      case 8:
+        return access_ways<8>(key, gen);
+      case 16:
+        return access_ways<16>(key, gen);
+      default:
+        return access_ways<0>(key, gen);
+    }
+  }
   /// The entry the last hit of lookup() or the last insert() used: a caller may come back to
   /// it (Gpu's TLB-hit shortcut) instead of scanning the set again.
   std::size_t last_slot() const { return last_; }
@@ -96,6 +109,36 @@ class Tlb {
     gens_[victim] = gen;
     stamps_[victim] = ++clock_;
     last_ = victim;
+  }
+  /// access() over `kWays` ways (0: assoc_ ways). A key sits in at most one way: found with its
+  /// generation it hits; found stale, insert() would refill that way; absent, the first least
+  /// recently used way, as insert_ways picks it.
+  template <std::uint32_t kWays>
+  bool access_ways(std::uint64_t key, std::uint32_t gen) {
+    const std::size_t base = index(key);
+    const std::uint64_t* k = &keys_[base];
+    const std::uint32_t ways = kWays ? kWays : assoc_;
+    // The tags first, as lookup_ways scans them: most calls hit (the L1 TLB of a run whose
+    // accesses miss the memo), and an LRU comparison in the same loop made those dearer.
+    for (std::uint32_t i = 0; i < ways; ++i) {
+      if (k[i] == key) {
+        const bool hit = gens_[base + i] == gen;
+        gens_[base + i] = gen;
+        stamps_[base + i] = ++clock_;
+        last_ = base + i;
+        return hit;
+      }
+    }
+    // A miss: the stamps alone pick the victim (no key to find any more).
+    const std::uint64_t* st = &stamps_[base];
+    std::uint32_t victim = 0;
+    for (std::uint32_t i = 1; i < ways; ++i)
+      if (st[i] < st[victim]) victim = i;
+    keys_[base + victim] = key;
+    gens_[base + victim] = gen;
+    stamps_[base + victim] = ++clock_;
+    last_ = base + victim;
+    return false;
   }
   std::size_t index(std::uint64_t key) const {
     // Mix the key so that strided page numbers spread over the sets.

@@ -65,6 +65,34 @@ TEST(Tlb, SetCountThatIsNoPowerOfTwoKeepsEveryWay) {
   EXPECT_EQ(hits, 6);  // every set full, each holding its 2 most recent keys
 }
 
+TEST(Tlb, AccessIsALookupThenAnInsertOnAMiss) {
+  // Tlb::access fuses the two scans of a miss; over a stream of keys and generations that hits,
+  // misses, goes stale and evicts, it must answer and leave every entry as the pair of calls.
+  for (const auto [entries, assoc] : {std::pair{64u, 8u}, {256u, 16u}, {24u, 4u}}) {
+    Tlb fused(entries, assoc), pair(entries, assoc);
+    std::uint64_t x = 12345;
+    int hits = 0, filled = 0;
+    for (int i = 0; i < 20000; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const std::uint64_t key = (x >> 33) % (3 * entries);
+      const auto gen = static_cast<std::uint32_t>((x >> 20) % 4 == 0 ? (x >> 40) % 3 : 0);
+      const bool looked = pair.lookup(key, gen);
+      if (!looked) pair.insert(key, gen);
+      ASSERT_EQ(fused.access(key, gen), looked) << "entries " << entries << ", step " << i;
+      ASSERT_EQ(fused.last_slot(), pair.last_slot()) << "entries " << entries << ", step " << i;
+      hits += looked;
+      filled += !looked && fused.holds(fused.last_slot(), key, gen);
+    }
+    // Every kind of step happened: hits, and misses (each of which the fill then holds).
+    EXPECT_GT(hits, 1000) << entries;
+    EXPECT_GT(20000 - hits, 1000) << entries;
+    EXPECT_EQ(filled, 20000 - hits) << entries;
+    for (std::uint64_t k = 0; k < 3 * entries; ++k)
+      for (std::uint32_t g = 0; g < 3; ++g)
+        EXPECT_EQ(Tlb(fused).lookup(k, g), Tlb(pair).lookup(k, g)) << k << " gen " << g;
+  }
+}
+
 TEST(VaSpace, BlocksRangesAndTailRounding) {
   VaSpace va;
   trace::Allocation a{0, "a", 0x7f0000000000, (4 << 20) + 4096, true, false};
