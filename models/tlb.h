@@ -39,16 +39,9 @@ class Tlb {
         return lookup_ways<0>(key, gen);
     }
   }
-  void insert(std::uint64_t key, std::uint32_t gen) {
-    switch (assoc_) {
-      case 8:
-        return insert_ways<8>(key, gen);
-      case 16:
-        return insert_ways<16>(key, gen);
-      default:
-        return insert_ways<0>(key, gen);
-    }
-  }
+  /// Makes `key` at `gen` the set's most recent entry: its own way if the set has it, else the
+  /// first least recently used way (what access() does on a miss).
+  void insert(std::uint64_t key, std::uint32_t gen) { access(key, gen); }
   /// lookup() then, on a miss, insert(): one scan of the set instead of two (a retried access
   /// of a heavy-faulting run misses both TLBs, and the second scan re-read the same ways).
   /// Returns whether the look-up hit; the TLB ends in the state the two calls leave.
@@ -75,40 +68,25 @@ class Tlb {
 
  private:
   static constexpr std::uint64_t kInvalid = ~std::uint64_t{0};
+  /// The way of the set at `base` whose tag is `key`, or the way count if none (a key sits in
+  /// at most one way of its set).
+  template <std::uint32_t kWays>
+  std::uint32_t find_way(std::size_t base, std::uint64_t key) const {
+    const std::uint64_t* k = &keys_[base];
+    const std::uint32_t ways = kWays ? kWays : assoc_;
+    for (std::uint32_t i = 0; i < ways; ++i)
+      if (k[i] == key) return i;
+    return ways;
+  }
   /// lookup() over `kWays` ways (0: assoc_ ways, counted at run time).
   template <std::uint32_t kWays>
   bool lookup_ways(std::uint64_t key, std::uint32_t gen) {
     const std::size_t base = index(key);
-    const std::uint64_t* k = &keys_[base];
-    const std::uint32_t ways = kWays ? kWays : assoc_;
-    for (std::uint32_t i = 0; i < ways; ++i) {
-      if (k[i] == key) {
-        if (gens_[base + i] != gen) return false;
-        stamps_[base + i] = ++clock_;
-        last_ = base + i;
-        return true;
-      }
-    }
-    return false;
-  }
-  /// insert() over `kWays` ways (0: assoc_ ways): the key's own entry if the set has it, else
-  /// the first least recently used way.
-  template <std::uint32_t kWays>
-  void insert_ways(std::uint64_t key, std::uint32_t gen) {
-    const std::size_t base = index(key);
-    const std::uint32_t ways = kWays ? kWays : assoc_;
-    std::size_t victim = base;
-    for (std::uint32_t i = 0; i < ways; ++i) {
-      if (keys_[base + i] == key) {
-        victim = base + i;
-        break;
-      }
-      if (stamps_[base + i] < stamps_[victim]) victim = base + i;
-    }
-    keys_[victim] = key;
-    gens_[victim] = gen;
-    stamps_[victim] = ++clock_;
-    last_ = victim;
+    const std::uint32_t i = find_way<kWays>(base, key);
+    if (i == (kWays ? kWays : assoc_) || gens_[base + i] != gen) return false;
+    stamps_[base + i] = ++clock_;
+    last_ = base + i;
+    return true;
   }
   /// access() over `kWays` ways (0: assoc_ ways). A key sits in at most one way: found with its
   /// generation it hits; found stale, insert() would refill that way; absent, the first least
@@ -116,18 +94,15 @@ class Tlb {
   template <std::uint32_t kWays>
   bool access_ways(std::uint64_t key, std::uint32_t gen) {
     const std::size_t base = index(key);
-    const std::uint64_t* k = &keys_[base];
     const std::uint32_t ways = kWays ? kWays : assoc_;
     // The tags first, as lookup_ways scans them: most calls hit (the L1 TLB of a run whose
     // accesses miss the memo), and an LRU comparison in the same loop made those dearer.
-    for (std::uint32_t i = 0; i < ways; ++i) {
-      if (k[i] == key) {
-        const bool hit = gens_[base + i] == gen;
-        gens_[base + i] = gen;
-        stamps_[base + i] = ++clock_;
-        last_ = base + i;
-        return hit;
-      }
+    if (const std::uint32_t i = find_way<kWays>(base, key); i < ways) {
+      const bool hit = gens_[base + i] == gen;
+      gens_[base + i] = gen;
+      stamps_[base + i] = ++clock_;
+      last_ = base + i;
+      return hit;
     }
     // A miss: the stamps alone pick the victim (no key to find any more).
     const std::uint64_t* st = &stamps_[base];

@@ -68,7 +68,7 @@ TEST(Tlb, SetCountThatIsNoPowerOfTwoKeepsEveryWay) {
 TEST(Tlb, AccessIsALookupThenAnInsertOnAMiss) {
   // Tlb::access fuses the two scans of a miss; over a stream of keys and generations that hits,
   // misses, goes stale and evicts, it must answer and leave every entry as the pair of calls.
-  for (const auto [entries, assoc] : {std::pair{64u, 8u}, {256u, 16u}, {24u, 4u}}) {
+  for (const auto& [entries, assoc] : {std::pair{64u, 8u}, {256u, 16u}, {24u, 4u}}) {
     Tlb fused(entries, assoc), pair(entries, assoc);
     std::uint64_t x = 12345;
     int hits = 0, filled = 0;
