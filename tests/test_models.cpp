@@ -2,6 +2,10 @@
 // thrashing detection and access counters.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include <tuple>
 
 #include "core/error.h"
@@ -90,6 +94,53 @@ TEST(Tlb, AccessIsALookupThenAnInsertOnAMiss) {
     for (std::uint64_t k = 0; k < 3 * entries; ++k)
       for (std::uint32_t g = 0; g < 3; ++g)
         EXPECT_EQ(Tlb(fused).lookup(k, g), Tlb(pair).lookup(k, g)) << k << " gen " << g;
+  }
+}
+
+TEST(Tlb, AccessAndLookupFollowAReferenceLruWhenFullyAssociative) {
+  // With one set the replacement is plain LRU over (key, generation) pairs, which a list models
+  // without the Tlb's arrays, stamps or set hash. The test above checks access() against
+  // lookup()+insert(), and insert() is access(): this one checks the fills themselves. 8 and 16
+  // ways take the unrolled scans, 6 the run-time loop.
+  for (const std::uint32_t ways : {8u, 16u, 6u}) {
+    Tlb tlb(ways, ways);
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> lru;  // most recent last
+    std::uint64_t x = 99;
+    int hits = 0, stale = 0, evictions = 0;
+    for (int i = 0; i < 20000; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const std::uint64_t key = (x >> 33) % (2 * ways);
+      const auto gen = static_cast<std::uint32_t>((x >> 20) % 5 == 0 ? (x >> 40) % 2 : 0);
+      auto it = std::find_if(lru.begin(), lru.end(), [&](const auto& e) { return e.first == key; });
+      const bool expect_hit = it != lru.end() && it->second == gen;
+      if (i % 3 == 0) {
+        // lookup() changes nothing on a miss and makes a hit the most recent.
+        ASSERT_EQ(tlb.lookup(key, gen), expect_hit) << ways << " ways, step " << i;
+        if (expect_hit) std::rotate(it, it + 1, lru.end());
+        hits += expect_hit;
+        continue;
+      }
+      ASSERT_EQ(tlb.access(key, gen), expect_hit) << ways << " ways, step " << i;
+      EXPECT_TRUE(tlb.holds(tlb.last_slot(), key, gen)) << ways << " ways, step " << i;
+      if (it != lru.end()) {  // a hit, or a stale tag refilled in its own way
+        stale += !expect_hit;
+        hits += expect_hit;
+        lru.erase(it);
+      } else if (lru.size() == ways) {  // the least recent entry makes room
+        lru.erase(lru.begin());
+        ++evictions;
+      }
+      lru.emplace_back(key, gen);
+    }
+    EXPECT_GT(hits, 1000) << ways;
+    EXPECT_GT(stale, 100) << ways;
+    EXPECT_GT(evictions, 1000) << ways;
+    // Every pair the reference holds looks up as a hit, and nothing else does.
+    for (std::uint64_t k = 0; k < 2 * ways; ++k)
+      for (std::uint32_t g = 0; g < 2; ++g) {
+        const bool held = std::find(lru.begin(), lru.end(), std::pair{k, g}) != lru.end();
+        EXPECT_EQ(Tlb(tlb).lookup(k, g), held) << ways << " ways, key " << k << " gen " << g;
+      }
   }
 }
 
