@@ -244,6 +244,11 @@ void Gpu::run_warp(std::uint32_t wi, Tick t) {
   for (;;) {
     if (!w.has_cur) {
       if (!w.stream.next(w.cur)) {
+        if (w.stream.has_more()) {
+          // A paged threadblock (engine.decoded_trace_mb): the warp's next segment of records.
+          slots_[w.tb_slot].view.next_segment(wi - w.tb_slot * warps_per_tb_, w.stream);
+          continue;
+        }
         if (ws.outstanding) {
           ws.waiting = true;
           return;

@@ -442,7 +442,8 @@ void Simulator::replay_host_events(trace::TraceReader& reader, SimContext& ctx, 
         nd.driver.on_kernel_start(k, ev.launch_index, ev.iteration, host);
         host = std::max(host, nd.driver.host_ready());  // placement actions run before the launch
         advance_to(host);
-        r.stream.emplace(reader.launch(ev.launch_index, trace::RecordCheck::WhenDecoded));
+        r.stream.emplace(reader.launch(ev.launch_index, trace::RecordCheck::WhenDecoded,
+                                       cfg_.engine.decoded_trace_mb << 20));
         nd.gpu.launch(k, *r.stream, host, r.ks);
         break;
       }

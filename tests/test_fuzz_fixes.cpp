@@ -2,6 +2,7 @@
 // or report an "internal error" now runs or gives a one-line error naming the file and field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 
@@ -361,6 +362,87 @@ TEST(RecordCheck, WhenDecodedRejectsWhatAtLoadRejectsWithTheSameMessage) {
   // The same trace with the truth in its index runs.
   write_bytes(path, fuzz::pack_trace(u));
   EXPECT_EQ(cli({"run", "--gpu", "gtx1080ti", "--trace", path, "--quiet"}).code, 0);
+}
+
+// A paged chunk (LaunchStream's decoded-bytes budget) cuts each warp into segments where its
+// records parse; from a malformed record on, the rest of the warp is its last segment, so the
+// decoder reports the same record, with the same index, as when the chunk is held whole.
+TEST(RecordCheck, APagedWarpReportsAMalformedRecordAsAWholeOneDoes) {
+  TempDir d;
+  // mvt at 16 MiB: 64 warps of 65,536 records (~130 KB each, eight or more 16 KB segments).
+  const auto base = d.file("base.uvt");
+  cli_ok({"gen", "mvt", "--footprint", "16M", "-o", base});
+  const auto b = bytes_of(base);
+  const auto unpacked_mvt = fuzz::unpack_trace(b.data(), b.size(), std::size_t{64} << 20);
+  ASSERT_TRUE(unpacked_mvt.has_value());
+  const fuzz::UnpackedTrace& u = *unpacked_mvt;
+  const auto path = d.file("t.uvt");
+  auto read_launch = [&](const fuzz::UnpackedTrace& t, trace::RecordCheck check,
+                         std::uint64_t budget) {
+    write_bytes(path, fuzz::pack_trace(t));
+    return error_of([&] {
+      trace::TraceReader r(path);
+      const test::Decoded got = test::decode_launch(r, 0, check, budget);
+      EXPECT_EQ(got.records, r.launches()[0].records);
+    });
+  };
+  for (const std::uint64_t budget : {trace::LaunchStream::kNoBudget, std::uint64_t{0}})
+    EXPECT_EQ(read_launch(u, trace::RecordCheck::WhenDecoded, budget), "");
+
+  // The first Blocks chunk's first warp: its record count and where its records start.
+  std::size_t first = 0;
+  while (u.chunks[first].info.type != trace::ChunkInfo::Blocks) ++first;
+  write_bytes(path, fuzz::pack_trace(u));
+  const trace::TraceReader good(path);
+  const std::uint32_t warps =
+      good.metadata().find_kernel(good.launches()[0].kernel_id)->warps_per_block();
+  const auto& data = u.chunks[first].data;
+  std::vector<trace::codec::TbEntry> tbs;
+  const std::string name = "chunk";
+  trace::codec::parse_block_chunk(data.data(), data.size(), u.chunks[first].info.first,
+                                  u.chunks[first].info.count, warps, tbs, &name, 0);
+  trace::codec::ByteReader header(data.data() + tbs[0].begin, data.data() + tbs[0].end, &name,
+                                  "warp");
+  const std::uint64_t records = header.varint();
+  const std::uint64_t bytes = header.varint();
+  const std::size_t records_at = tbs[0].begin + header.offset();
+  ASSERT_GT(bytes, 4 * trace::LaunchStream::kPageSegmentBytes);
+  // The record that starts past 2.5 segments' worth of bytes, in the warp's third segment.
+  std::uint64_t accesses = 0, index = 0;
+  const std::uint8_t* p = data.data() + records_at;
+  while (static_cast<std::size_t>(p - (data.data() + records_at)) <
+         5 * trace::LaunchStream::kPageSegmentBytes / 2) {
+    p = trace::codec::skim_record(p, data.data() + records_at + bytes, accesses);
+    ASSERT_NE(p, nullptr);
+    ++index;
+  }
+  auto bad_kind = u;
+  bad_kind.chunks[first].data[static_cast<std::size_t>(p - data.data())] |= 0x07;
+  const std::string whole =
+      read_launch(bad_kind, trace::RecordCheck::WhenDecoded, trace::LaunchStream::kNoBudget);
+  EXPECT_EQ(whole, path + ": access record: record " + std::to_string(index) + " of " +
+                       std::to_string(records) + ": unknown access kind 7");
+  EXPECT_EQ(read_launch(bad_kind, trace::RecordCheck::WhenDecoded, 0), whole);
+  EXPECT_EQ(read_launch(bad_kind, trace::RecordCheck::AtLoad, 0).find("unknown access kind"),
+            whole.find("unknown access kind"));
+
+  // A warp header claiming one record more than its bytes hold (the index agreeing): the
+  // decoder runs past the end of the warp at the last segment, paged or not.
+  auto more = u;
+  std::vector<std::uint8_t> grown;
+  trace::codec::put_varint(grown, records + 1);
+  std::vector<std::uint8_t> was;
+  trace::codec::put_varint(was, records);
+  ASSERT_EQ(grown.size(), was.size());  // the same length: nothing else moves
+  std::copy(grown.begin(), grown.end(),
+            more.chunks[first].data.begin() + static_cast<std::ptrdiff_t>(tbs[0].begin));
+  more.launches[0].records += 1;
+  more.launches[0].accesses += 1;
+  const std::string past =
+      read_launch(more, trace::RecordCheck::WhenDecoded, trace::LaunchStream::kNoBudget);
+  EXPECT_EQ(past, path + ": access record: record " + std::to_string(records) + " of " +
+                      std::to_string(records + 1) + ": runs past the end of the warp's data");
+  EXPECT_EQ(read_launch(more, trace::RecordCheck::WhenDecoded, 0), past);
 }
 
 // Defect 9: a 150 KB crafted trace made the reader allocate 4.2 GB before rejecting it: a zstd

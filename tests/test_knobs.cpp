@@ -152,7 +152,7 @@ TEST(Knob, RangesAndDefaultsAsPeopleWriteThem) {
 TEST(ConfigKnobs, DefaultsAreTheStructInitialisers) {
   // The default shown by --list-knobs is the field's initialiser, normalised.
   const json j = SimConfig{}.to_json();
-  ASSERT_EQ(config_knobs().size(), 114u);
+  ASSERT_EQ(config_knobs().size(), 115u);
   for (const auto& k : config_knobs()) {
     const auto dot = k.name().find('.');
     const json& v = j.at(k.name().substr(0, dot)).at(k.name().substr(dot + 1));

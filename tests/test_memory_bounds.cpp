@@ -224,5 +224,125 @@ TEST(MemoryBounds, SixteenIterationsPeakWithinTenPercentOfOne) {
   EXPECT_LE(p16, p1 + p1 / 10) << "1 iteration: " << p1 << " bytes, 16 iterations: " << p16;
 }
 
+// A launch whose threadblocks are all in flight at once (mvt's row-wise kernel: each thread
+// walks its own row). Holding every threadblock, as the simulator does when they are all
+// resident, the stream holds every chunk; paged, it holds their records compressed plus one
+// 16 KB segment per warp, and hands out the same records in any order the warps are read.
+TEST(LaunchStreamMemory, APagedLaunchHoldsItsRecordsCompressedAndTheSameRecords) {
+  TempDir dir;
+  const std::string path = dir.file("mvt.uvt");
+  cli_ok({"gen", "mvt", "--footprint", "16M", "-o", path});
+  const trace::TraceReader index(path);
+  const std::size_t chunks = index.launch_chunks(0).size();
+  ASSERT_GE(chunks, 4u);
+  // Reads every warp of launch 0 with all threadblocks held, one record of each warp in turn
+  // (so the warps' segments are decoded interleaved), and returns each warp's records.
+  struct Held {
+    std::vector<std::vector<trace::AccessRecord>> records;
+    std::size_t chunks = 0, paged = 0;
+    std::uint64_t bytes = 0, heap = 0;
+  };
+  auto read = [&](std::uint64_t budget) {
+    Held h;
+    trace::TraceReader reader(path);  // its own: no chunk buffers left by an earlier read
+    const std::uint64_t heap_before = test::live_heap_bytes();
+    trace::LaunchStream s = reader.launch(0, trace::RecordCheck::WhenDecoded, budget);
+    std::vector<trace::ThreadblockView> tbs;
+    std::vector<trace::WarpStream> streams;
+    std::vector<std::uint32_t> warp_of, tb_of;
+    trace::ThreadblockView tb;
+    std::vector<trace::WarpStream> scratch;
+    while (s.next(tb)) {
+      tb.warp_streams(scratch);
+      for (std::uint32_t w = 0; w < scratch.size(); ++w) {
+        streams.push_back(scratch[w]);
+        warp_of.push_back(w);
+        tb_of.push_back(static_cast<std::uint32_t>(tbs.size()));
+      }
+      tbs.push_back(tb);
+    }
+    h.chunks = s.decoded_chunks();
+    h.paged = s.paged_chunks();
+    h.bytes = s.held_bytes();
+    h.heap = test::live_heap_bytes() - heap_before;
+    h.records.resize(streams.size());
+    std::uint64_t accesses = 0;
+    for (bool any = true; any;) {
+      any = false;
+      for (std::size_t i = 0; i < streams.size(); ++i) {
+        trace::AccessRecord r;
+        if (!streams[i].next(r)) {
+          if (!streams[i].has_more()) continue;
+          tbs[tb_of[i]].next_segment(warp_of[i], streams[i]);
+          EXPECT_TRUE(streams[i].next(r));  // a segment holds at least one record
+        }
+        EXPECT_EQ(streams[i].consumed(), h.records[i].size() + 1);
+        h.records[i].push_back(r);
+        accesses += r.repeat;
+        any = true;
+      }
+    }
+    for (const auto& v : tbs) s.release(v);
+    s.check_accesses(accesses);
+    EXPECT_EQ(s.decoded_chunks(), 0u);
+    return h;
+  };
+  const Held whole = read(trace::LaunchStream::kNoBudget);
+  EXPECT_EQ(whole.chunks, chunks);
+  EXPECT_EQ(whole.paged, 0u);
+  const Held paged = read(0);
+  EXPECT_EQ(paged.chunks, chunks);
+  EXPECT_EQ(paged.paged, chunks);
+  // The first chunk fits a budget of its own size, the rest do not.
+  const std::uint64_t first_bytes = index.chunks()[index.launch_chunks(0)[0]].raw_bytes;
+  const Held partly = read(first_bytes);
+  EXPECT_EQ(partly.paged, chunks - 1);
+  ASSERT_EQ(paged.records.size(), whole.records.size());
+  for (std::size_t i = 0; i < whole.records.size(); ++i) {
+    ASSERT_EQ(paged.records[i].size(), whole.records[i].size()) << "warp " << i;
+    ASSERT_EQ(partly.records[i].size(), whole.records[i].size()) << "warp " << i;
+    for (std::size_t k = 0; k < whole.records[i].size(); ++k) {
+      const trace::AccessRecord &a = whole.records[i][k], &b = paged.records[i][k],
+                                &c = partly.records[i][k];
+      ASSERT_TRUE(a.va == b.va && a.ref_id == b.ref_id && a.bytes == b.bytes &&
+                  a.gap_cycles == b.gap_cycles && a.repeat == b.repeat && a.kind == b.kind)
+          << "warp " << i << " record " << k;
+      ASSERT_TRUE(a.va == c.va && a.kind == c.kind) << "warp " << i << " record " << k;
+    }
+  }
+  // mvt 16 MiB: ~8.4 MB of chunks held whole; paged ~1 MB (the 16 KB windows of 64 warps and
+  // the compressed records), in the stream's count and on the heap.
+  EXPECT_GT(whole.bytes, 8'000'000u);
+  EXPECT_LT(paged.bytes, whole.bytes / 6);
+  EXPECT_LT(paged.heap, whole.heap / 4) << "whole " << whole.heap << ", paged " << paged.heap;
+}
+
+// The simulator pages past engine.decoded_trace_mb; its statistics do not depend on it.
+TEST(MemoryBounds, PagingTheTraceLeavesTheStatisticsAsTheyAreAndLowersThePeak) {
+  TempDir dir;
+  const std::string path = dir.file("mvt.uvt");
+  cli_ok({"gen", "mvt", "--footprint", "16M", "-o", path});
+  auto run = [&](const char* mb, std::uint64_t& peak) {
+    const std::string out = dir.file(std::string("s") + mb + ".json");
+    const std::uint64_t before = test::live_heap_bytes();
+    test::reset_peak_heap();
+    cli_ok({"run", "--gpu", "rtx3090", "-q", "--oversub", "50", "--trace", path, "--set",
+            std::string("engine.decoded_trace_mb=") + mb, "--stats-out", out});
+    peak = test::peak_heap_bytes() - before;
+    nlohmann::json j = test::read_json(out);
+    for (const char* k : {"config", "accesses_per_second", "wall_seconds", "faults_per_second",
+                          "fault_entries_per_second"})
+      j.erase(k);
+    return j;
+  };
+  std::uint64_t whole_peak = 0, paged_peak = 0;
+  const nlohmann::json whole = run("1024", whole_peak);
+  const nlohmann::json paged = run("0", paged_peak);
+  EXPECT_EQ(whole, paged);
+  EXPECT_GT(whole.at("accesses").get<std::uint64_t>(), 3'000'000u);
+  EXPECT_LT(paged_peak + 5'000'000, whole_peak)
+      << "whole " << whole_peak << ", paged " << paged_peak;
+}
+
 }  // namespace
 }  // namespace uvmsim

@@ -54,19 +54,25 @@ struct Decoded {
 /// Decodes every record of launch `l` of `r`, releasing each threadblock as it is done; with
 /// RecordCheck::WhenDecoded it then checks the access total, as the simulator does at a
 /// kernel's end.
+/// With a `decoded_budget`, chunks past it are paged (LaunchStream) and each warp goes on with
+/// its next segment when one ends, as Gpu::run_warp does.
 inline Decoded decode_launch(trace::TraceReader& r, std::uint32_t l,
-                             trace::RecordCheck check = trace::RecordCheck::AtLoad) {
-  trace::LaunchStream s = r.launch(l, check);
+                             trace::RecordCheck check = trace::RecordCheck::AtLoad,
+                             std::uint64_t decoded_budget = trace::LaunchStream::kNoBudget) {
+  trace::LaunchStream s = r.launch(l, check, decoded_budget);
   trace::ThreadblockView tb;
   std::vector<trace::WarpStream> warps;
   trace::AccessRecord rec;
   Decoded d;
   while (s.next(tb)) {
     tb.warp_streams(warps);
-    for (auto& w : warps)
-      while (w.next(rec)) {
-        ++d.records;
-        d.accesses += rec.repeat;
+    for (std::uint32_t i = 0; i < warps.size(); ++i)
+      for (trace::WarpStream& w = warps[i];; tb.next_segment(i, w)) {
+        while (w.next(rec)) {
+          ++d.records;
+          d.accesses += rec.repeat;
+        }
+        if (!w.has_more()) break;
       }
     s.release(tb);
   }

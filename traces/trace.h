@@ -218,9 +218,34 @@ class WarpStream {
         prev_va_(va_base),
         total_(records),
         source_(source) {}
-  bool done() const { return remaining_ == 0; }
+  /// The first of a warp's segments (a paged threadblock, LaunchStream's decoded-bytes budget):
+  /// [begin, end) holds `records` of the warp's `total` records; resume() continues with the
+  /// next segment, the decoder's state (previous VA, ref, byte count) carried over.
+  WarpStream(const std::uint8_t* begin, const std::uint8_t* end, std::uint32_t records,
+             std::uint32_t total, Addr va_base, const std::string* source)
+      : pos_(begin),
+        end_(end),
+        remaining_(records),
+        later_(total - records),
+        prev_va_(va_base),
+        total_(total),
+        source_(source) {}
+  /// No record is left in this segment or any later one.
+  bool done() const { return remaining_ == 0 && later_ == 0; }
+  /// Records left in the current segment (the whole warp unless it is paged).
   std::uint32_t remaining() const { return remaining_; }
-  std::uint32_t consumed() const { return total_ - remaining_; }  ///< records decoded so far
+  /// next() returned false at the end of a segment that is not the warp's last: the owner of
+  /// the segments (ThreadblockView::next_segment) must resume() the stream with the next one.
+  bool has_more() const { return later_ != 0; }
+  /// Continues with the next segment, [begin, end) holding its `records` records.
+  void resume(const std::uint8_t* begin, const std::uint8_t* end, std::uint32_t records) {
+    pos_ = begin;
+    end_ = end;
+    remaining_ = records;
+    later_ -= records;
+  }
+  /// Records decoded so far, over all segments.
+  std::uint32_t consumed() const { return total_ - later_ - remaining_; }
   /// Decodes the next record; returns false at the end. Throws UserError on malformed data.
   bool next(AccessRecord& out);
   /// Where the next record's bytes are: a caller about to run this warp soon can prefetch them
@@ -231,6 +256,7 @@ class WarpStream {
   const std::uint8_t* pos_ = nullptr;
   const std::uint8_t* end_ = nullptr;
   std::uint32_t remaining_ = 0;
+  std::uint32_t later_ = 0;  // records in the segments after the current one (paged warps)
   Addr prev_va_ = 0;
   std::uint32_t prev_ref_ = 0;
   std::uint32_t prev_bytes_ = 4;  // records omit `bytes` when it equals the previous record's
@@ -242,9 +268,11 @@ class WarpStream {
   [[noreturn]] static void fail(const std::string* source, std::uint32_t index, std::uint32_t total,
                                 const char* what, std::uint64_t value = ~std::uint64_t{0});
   [[noreturn]] void fail(const char* what, std::uint64_t value = ~std::uint64_t{0}) const {
-    fail(source_, total_ - remaining_, total_, what, value);
+    fail(source_, consumed(), total_, what, value);
   }
 };
+
+struct PagedChunk;
 
 /// A decoded threadblock. Valid until released back to its LaunchStream.
 struct ThreadblockView {
@@ -255,8 +283,17 @@ struct ThreadblockView {
   const std::uint8_t* warps_end = nullptr;    ///< internal
   const std::string* source = nullptr;        ///< internal: file name for error messages
   Addr va_base = 0;  ///< internal: every warp's first VA delta is relative to this
+  /// internal: set when the LaunchStream holds this threadblock paged (its decoded-bytes budget
+  /// was reached): its warps' records are kept re-compressed in segments, decoded one segment
+  /// per warp at a time, and warps_begin/warps_end are null.
+  PagedChunk* paged = nullptr;
+  std::uint32_t paged_tb = 0;  ///< internal: the threadblock's index in `paged`
   /// Streams for all warps, in warp order. Fills `out` (resized; reuse it to avoid allocation).
+  /// Of a paged threadblock, each stream covers its warp's first segment: when next() returns
+  /// false and has_more() is true, next_segment() continues it.
   void warp_streams(std::vector<WarpStream>& out) const;
+  /// Decodes warp `warp`'s next segment and resumes `ws` (that warp's stream) on it.
+  void next_segment(std::uint32_t warp, WarpStream& ws) const;
 };
 
 class TraceReader;
@@ -279,15 +316,28 @@ enum class RecordCheck : std::uint8_t {
 /// memory is bounded by the threadblocks in flight.
 class LaunchStream {
  public:
+  /// No budget: every chunk is held decoded until its threadblocks are released.
+  static constexpr std::uint64_t kNoBudget = ~std::uint64_t{0};
+  /// `decoded_budget`: decoded chunk bytes the stream holds at once. A chunk that would take it
+  /// past the budget is held paged instead: its warps' records re-compressed in segments of
+  /// kPageSegmentBytes, decoded one segment per warp as the warp reads it. The records and
+  /// errors are the same; memory is then bounded by the compressed records plus one segment
+  /// per warp, not by the decoded launch (a kernel whose long threadblocks are all resident
+  /// at once, e.g. mvt at GB footprints; docs/trace-format.md, "Reading: memory and streaming").
   LaunchStream(TraceReader& reader, std::uint32_t launch_index,
-               RecordCheck check = RecordCheck::AtLoad);
+               RecordCheck check = RecordCheck::AtLoad, std::uint64_t decoded_budget = kNoBudget);
   ~LaunchStream();
   LaunchStream(LaunchStream&&) noexcept;
   std::uint64_t threadblocks() const;
   /// Next threadblock in id order; false when all have been handed out.
   bool next(ThreadblockView& out);
   void release(const ThreadblockView& tb);
-  std::size_t decoded_chunks() const;  ///< chunks currently held in memory
+  std::size_t decoded_chunks() const;  ///< chunks currently held in memory (paged or not)
+  std::size_t paged_chunks() const;    ///< of those, the chunks held paged
+  std::uint64_t held_bytes() const;    ///< bytes the held chunks take (buffers' sizes)
+  /// Decoded bytes per segment of a paged warp (a segment ends at the first record boundary
+  /// at or past it).
+  static constexpr std::size_t kPageSegmentBytes = 16 * 1024;
   /// With RecordCheck::WhenDecoded: the caller, having decoded every record of the launch,
   /// passes the accesses they expand to (repeats included); a total other than the index's is
   /// the error RecordCheck::AtLoad reports at the last chunk ("index: launch N: ...").
@@ -318,7 +368,8 @@ class TraceReader {
   bool next_host_event(HostEvent& out);
   void rewind_host();
 
-  LaunchStream launch(std::uint32_t launch_index, RecordCheck check = RecordCheck::AtLoad);
+  LaunchStream launch(std::uint32_t launch_index, RecordCheck check = RecordCheck::AtLoad,
+                      std::uint64_t decoded_budget = LaunchStream::kNoBudget);
   /// Indices into chunks() of the Blocks chunks of a launch, in threadblock order.
   const std::vector<std::size_t>& launch_chunks(std::uint32_t launch_index) const;
 

@@ -417,13 +417,6 @@ void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t
 
 bool skim_warp(const std::uint8_t* p, const std::uint8_t* end, std::uint32_t records,
                std::uint64_t& accesses) {
-  constexpr std::uint64_t kMax32 = std::numeric_limits<std::uint32_t>::max();
-  std::uint64_t v = 0;
-  // As WarpStream::next's reads, without the error text: one-byte varints first.
-  auto read = [&]() -> bool {
-    p = get_short_varint(p, end, v);
-    return p != nullptr;
-  };
   // A warp of no records is never read (WarpStream::next returns false at once), whatever its
   // length says.
   if (records == 0) {
@@ -431,22 +424,8 @@ bool skim_warp(const std::uint8_t* p, const std::uint8_t* end, std::uint32_t rec
     return true;
   }
   std::uint64_t n = 0;
-  for (std::uint32_t r = 0; r < records; ++r) {
-    if (p == end) return false;
-    const std::uint8_t flags = *p++;
-    if ((flags & kKindMask) > static_cast<std::uint8_t>(AccessKind::Atomic)) return false;
-    if (!read()) return false;  // VA delta: any 64-bit value
-    if ((flags & kHasRef) && (!read() || v > kMax32)) return false;
-    // An omitted byte count repeats the previous one, which was checked (or is the initial 4).
-    if ((flags & kHasBytes) && (!read() || v > kMax32 || v == 0)) return false;
-    if ((flags & kHasGap) && (!read() || v > kMax32)) return false;
-    if (flags & kHasRepeat) {
-      if (!read() || v >= kMax32) return false;
-      n += v + 1;
-    } else {
-      ++n;
-    }
-  }
+  for (std::uint32_t r = 0; r < records; ++r)
+    if ((p = skim_record(p, end, n)) == nullptr) return false;
   if (p != end) return false;
   accesses = n;
   return true;
@@ -460,25 +439,6 @@ void WarpStream::fail(const std::string* source, std::uint32_t index, std::uint3
       "record " + std::to_string(index) + " of " + std::to_string(total) + ": " + what;
   if (value != ~std::uint64_t{0}) msg += " " + std::to_string(value);
   throw UserError(codec::error_text(source, "access record", codec::kNoIndex, msg));
-}
-
-void ThreadblockView::warp_streams(std::vector<WarpStream>& out) const {
-  out.resize(num_warps);
-  const std::uint8_t* p = warps_begin;
-  for (std::uint32_t w = 0; w < num_warps; ++w) {
-    std::uint64_t records = 0, len = 0;
-    // The LaunchStream validated this structure when it loaded the chunk; re-checking costs two
-    // comparisons per warp and keeps a hand-built or stale view from reading out of bounds.
-    if (p != nullptr) p = codec::get_varint(p, warps_end, records);
-    if (p != nullptr) p = codec::get_varint(p, warps_end, len);
-    if (p == nullptr || records > std::numeric_limits<std::uint32_t>::max() ||
-        len > static_cast<std::uint64_t>(warps_end - p)) {
-      throw UserError(codec::error_text(source, "threadblock", tb_id,
-                                        "malformed header of warp " + std::to_string(w)));
-    }
-    out[w] = WarpStream(p, p + len, static_cast<std::uint32_t>(records), va_base, source);
-    p += len;
-  }
 }
 
 }  // namespace uvmsim::trace

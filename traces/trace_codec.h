@@ -173,12 +173,45 @@ void parse_block_chunk(const std::uint8_t* data, std::size_t size, std::uint64_t
                        std::uint64_t chunk_index, ChunkTotals* totals = nullptr,
                        bool skim_records = true);
 
+/// One record at `p` by the rules WarpStream::next applies: returns the position after it and
+/// adds its accesses (its repeat count) to `accesses`, or nullptr if it is malformed or runs
+/// past `end`.
+inline const std::uint8_t* skim_record(const std::uint8_t* p, const std::uint8_t* end,
+                                       std::uint64_t& accesses) {
+  constexpr std::uint64_t kMax32 = 0xffffffffu;
+  std::uint64_t v = 0;
+  // As WarpStream::next's reads, without the error text: one-byte varints first.
+  auto read = [&]() -> bool {
+    p = get_short_varint(p, end, v);
+    return p != nullptr;
+  };
+  if (p == end) return nullptr;
+  const std::uint8_t flags = *p++;
+  if ((flags & kKindMask) > static_cast<std::uint8_t>(AccessKind::Atomic)) return nullptr;
+  if (!read()) return nullptr;  // VA delta: any 64-bit value
+  if ((flags & kHasRef) && (!read() || v > kMax32)) return nullptr;
+  // An omitted byte count repeats the previous one, which was checked (or is the initial 4).
+  if ((flags & kHasBytes) && (!read() || v > kMax32 || v == 0)) return nullptr;
+  if ((flags & kHasGap) && (!read() || v > kMax32)) return nullptr;
+  if (flags & kHasRepeat) {
+    if (!read() || v >= kMax32) return nullptr;
+    accesses += v + 1;
+  } else {
+    ++accesses;
+  }
+  return p;
+}
+
 /// Checks one warp's `records` records in [p, end) by the rules WarpStream::next applies, and
 /// counts their accesses (repeats expanded), without producing them: the load-time validation
 /// of parse_block_chunk, ~1.3x faster than decoding (`random`). Returns false if the data is
 /// malformed (WarpStream then says how).
 bool skim_warp(const std::uint8_t* p, const std::uint8_t* end, std::uint32_t records,
                std::uint64_t& accesses);
+
+/// A paged threadblock's streams and segments (ThreadblockView::paged; launch_stream.cpp).
+void paged_warp_streams(const ThreadblockView& tb, std::vector<WarpStream>& out);
+void paged_next_segment(const ThreadblockView& tb, std::uint32_t warp, WarpStream& ws);
 
 /// CRC-32 (IEEE, as used by zip/PNG), computed by zlib.
 std::uint32_t crc32(const void* data, std::size_t n);

@@ -478,8 +478,9 @@ void TraceReader::rewind_host() {
   r.next_launch = 0;
 }
 
-LaunchStream TraceReader::launch(std::uint32_t launch_index, RecordCheck check) {
-  return LaunchStream(*this, launch_index, check);
+LaunchStream TraceReader::launch(std::uint32_t launch_index, RecordCheck check,
+                                 std::uint64_t decoded_budget) {
+  return LaunchStream(*this, launch_index, check, decoded_budget);
 }
 
 }  // namespace uvmsim::trace
