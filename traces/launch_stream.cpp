@@ -177,15 +177,43 @@ struct LaunchStream::Impl {
     }
   }
 
+  /// Calls f(records, begin, end) for every warp of the chunk decoded in `data` (its
+  /// threadblocks in `tbs`, whose warp headers parse_block_chunk checked) and, before each
+  /// threadblock's first warp, `on_tb()`. Stops when f returns false.
+  template <class OnTb, class F>
+  static void for_each_warp(const std::uint8_t* data, const std::vector<codec::TbEntry>& tbs,
+                            OnTb on_tb, F f) {
+    for (const codec::TbEntry& tb : tbs) {
+      on_tb();
+      const std::uint8_t* p = data + tb.begin;
+      const std::uint8_t* const tb_end = data + tb.end;
+      for (std::uint32_t w = 0; w < tb.num_warps; ++w) {
+        std::uint64_t records = 0, len = 0;
+        p = codec::get_varint(p, tb_end, records);
+        p = codec::get_varint(p, tb_end, len);
+        if (!f(records, p, p + len)) return;
+        p += len;
+      }
+    }
+  }
+
+  /// Compresses [b, b + raw) into `packing`; returns the compressed size. Level 1: mvt's
+  /// records compress ~400x in 16 KB segments at 2.5 GB/s, as well as at level 3 or 6 and faster.
+  std::size_t compress(const std::uint8_t* b, std::size_t raw) {
+    if (cctx == nullptr && (cctx = ZSTD_createCCtx()) == nullptr) throw std::bad_alloc();
+    if (packing.size() < ZSTD_compressBound(raw)) packing.resize(ZSTD_compressBound(raw));
+    const std::size_t n = ZSTD_compressCCtx(cctx, packing.data(), packing.size(), b, raw, 1);
+    if (ZSTD_isError(n)) throw std::runtime_error("LaunchStream: packing a segment failed");
+    return n;
+  }
+
   /// Cuts every warp of the chunk decoded in `data` (its threadblocks in `tbs`) into segments
   /// at record boundaries and compresses them into `pc`. A segment ends at the first record
   /// boundary at or past kPageSegmentBytes; the last one holds the rest of the warp, and so
   /// does the segment where a record does not parse: WarpStream::next then reports it, at the
   /// same record index and with the same message as if the warp were not paged.
   void pack(const std::uint8_t* data, const std::vector<codec::TbEntry>& tbs, PagedChunk& pc) {
-    if (cctx == nullptr) cctx = ZSTD_createCCtx();
-    if (dctx == nullptr) dctx = ZSTD_createDCtx();
-    if (cctx == nullptr || dctx == nullptr) throw std::bad_alloc();
+    if (dctx == nullptr && (dctx = ZSTD_createDCtx()) == nullptr) throw std::bad_alloc();
     pc.dctx = dctx;
     pc.packed.clear();
     pc.segments.clear();
@@ -194,89 +222,66 @@ struct LaunchStream::Impl {
     std::size_t windows = 0;
     auto add_segment = [&](const std::uint8_t* b, const std::uint8_t* e, std::uint32_t records) {
       const auto raw = static_cast<std::size_t>(e - b);
-      const std::size_t at = pc.packed.size();
       // Compressed aside and appended: reserving the bound in `packed` itself would leave its
       // capacity at about twice the bound per segment (the records compress 300x or more, so
       // that capacity would be most of the chunk's memory).
-      if (packing.size() < ZSTD_compressBound(raw)) packing.resize(ZSTD_compressBound(raw));
-      // Level 1: mvt's records compress ~400x in 16 KB segments at 2.5 GB/s, as well as at
-      // level 3 or 6 and faster.
-      const std::size_t n =
-          ZSTD_compressCCtx(cctx, packing.data(), packing.size(), b, raw, /*level=*/1);
-      if (ZSTD_isError(n)) throw std::runtime_error("LaunchStream: packing a segment failed");
+      const std::size_t n = compress(b, raw);
+      pc.segments.push_back({pc.packed.size(), static_cast<std::uint32_t>(n),
+                             static_cast<std::uint32_t>(raw), records});
       pc.packed.insert(pc.packed.end(), packing.begin(),
                        packing.begin() + static_cast<std::ptrdiff_t>(n));
-      pc.segments.push_back(
-          {at, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(raw), records});
       return raw;
     };
-    for (const codec::TbEntry& tb : tbs) {
-      pc.first_warp.push_back(static_cast<std::uint32_t>(pc.warps.size()));
-      const std::uint8_t* p = data + tb.begin;
-      const std::uint8_t* const tb_end = data + tb.end;
-      for (std::uint32_t w = 0; w < tb.num_warps; ++w) {
-        // parse_block_chunk checked these headers.
-        std::uint64_t records = 0, len = 0;
-        p = codec::get_varint(p, tb_end, records);
-        p = codec::get_varint(p, tb_end, len);
-        const std::uint8_t* const end = p + len;
-        PagedChunk::WarpPages wp;
-        wp.first_segment = static_cast<std::uint32_t>(pc.segments.size());
-        wp.total_records = static_cast<std::uint32_t>(records);
-        std::size_t widest = 0;
-        const std::uint8_t* seg = p;
-        std::uint32_t done = 0, in_seg = 0;
-        std::uint64_t accesses = 0;
-        for (const std::uint8_t* q = p; done + in_seg < records;) {
-          q = codec::skim_record(q, end, accesses);
-          if (q == nullptr) break;  // malformed: the rest goes into the last segment
-          ++in_seg;
-          if (static_cast<std::size_t>(q - seg) >= LaunchStream::kPageSegmentBytes &&
-              done + in_seg < records) {
-            widest = std::max(widest, add_segment(seg, q, in_seg));
-            seg = q;
-            done += in_seg;
-            in_seg = 0;
-          }
-        }
-        widest = std::max(widest, add_segment(seg, end, wp.total_records - done));
-        wp.window_at = windows;
-        windows += widest;
-        pc.warps.push_back(wp);
-        p = end;
-      }
-    }
+    auto on_tb = [&] { pc.first_warp.push_back(static_cast<std::uint32_t>(pc.warps.size())); };
+    for_each_warp(data, tbs, on_tb,
+                  [&](std::uint64_t records, const std::uint8_t* p, const std::uint8_t* end) {
+                    PagedChunk::WarpPages wp;
+                    wp.first_segment = static_cast<std::uint32_t>(pc.segments.size());
+                    wp.total_records = static_cast<std::uint32_t>(records);
+                    std::size_t widest = 0;
+                    const std::uint8_t* seg = p;
+                    std::uint32_t done = 0, in_seg = 0;
+                    std::uint64_t accesses = 0;
+                    for (const std::uint8_t* q = p; done + in_seg < records;) {
+                      q = codec::skim_record(q, end, accesses);
+                      if (q == nullptr) break;  // malformed: the rest goes into the last segment
+                      ++in_seg;
+                      if (static_cast<std::size_t>(q - seg) >= LaunchStream::kPageSegmentBytes &&
+                          done + in_seg < records) {
+                        widest = std::max(widest, add_segment(seg, q, in_seg));
+                        seg = q;
+                        done += in_seg;
+                        in_seg = 0;
+                      }
+                    }
+                    widest = std::max(widest, add_segment(seg, end, wp.total_records - done));
+                    wp.window_at = windows;
+                    windows += widest;
+                    pc.warps.push_back(wp);
+                    return true;
+                  });
     pc.windows.resize(windows);
     // What is held until the chunk's threadblocks are released: no spare capacity from growth.
     pc.packed.shrink_to_fit();
   }
 
-  /// Whether paging the chunk saves memory: its first warp's first segment must compress at
-  /// least kMinPagingRatio times. Records whose deltas change every step do not (mvt's
-  /// column-wise kernel, which alternates between A and y: ~1.9x in 16 KB segments, compressed
-  /// at ~100 MB/s), and paging them would cost time for little memory; mvt's row-wise kernel
-  /// compresses ~400x.
+  /// Whether paging the chunk saves memory: the first warp with a segment's worth of records
+  /// must compress that segment at least kMinPagingRatio times. Records whose deltas change
+  /// every step do not (mvt's column-wise kernel, which alternates between A and y: ~1.9x in
+  /// 16 KB segments, compressed at ~100 MB/s), and paging them would cost time for little
+  /// memory; mvt's row-wise kernel compresses ~400x. No such warp (short threadblocks): no.
   bool worth_paging(const std::uint8_t* data, const std::vector<codec::TbEntry>& tbs) {
     static constexpr std::size_t kMinPagingRatio = 4;
-    for (const codec::TbEntry& tb : tbs) {
-      const std::uint8_t* p = data + tb.begin;
-      const std::uint8_t* const tb_end = data + tb.end;
-      for (std::uint32_t w = 0; w < tb.num_warps; ++w) {
-        std::uint64_t records = 0, len = 0;
-        p = codec::get_varint(p, tb_end, records);
-        p = codec::get_varint(p, tb_end, len);
-        if (len < LaunchStream::kPageSegmentBytes) {  // too short to tell: the next warp
-          p += len;
-          continue;
-        }
-        if (cctx == nullptr && (cctx = ZSTD_createCCtx()) == nullptr) throw std::bad_alloc();
-        const std::size_t raw = LaunchStream::kPageSegmentBytes;
-        if (packing.size() < ZSTD_compressBound(raw)) packing.resize(ZSTD_compressBound(raw));
-        const std::size_t n = ZSTD_compressCCtx(cctx, packing.data(), packing.size(), p, raw, 1);
-        return !ZSTD_isError(n) && n * kMinPagingRatio <= raw;
-      }
-    }
-    return false;  // no warp holds a segment's worth: short threadblocks, nothing to gain
+    constexpr std::size_t kSeg = LaunchStream::kPageSegmentBytes;
+    bool worth = false;
+    for_each_warp(
+        data, tbs, [] {},
+        [&](std::uint64_t, const std::uint8_t* p, const std::uint8_t* end) {
+          if (static_cast<std::size_t>(end - p) < kSeg) return true;  // the next warp
+          worth = compress(p, kSeg) * kMinPagingRatio <= kSeg;
+          return false;
+        });
+    return worth;
   }
 
   void load_next_chunk() {
