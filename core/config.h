@@ -283,10 +283,10 @@ inline constexpr double kMaxSimTimeS = 1e6;
   X(hints, std::string, "", text,                                                                 \
     "static hints file (--hints; docs/hints.md); empty = the trace's own hints")                  \
   X(decoded_trace_mb, std::uint64_t, 256, integer, 0, 1048576,                                    \
-    "MiB of decoded trace chunks a kernel launch holds at once; further chunks are held "         \
-    "re-compressed per warp and decoded 16 KB at a time as warps read them (same results; "       \
-    "bounds memory when long threadblocks are all resident, e.g. mvt at GB footprints; "          \
-    "docs/trace-format.md)")
+    "MiB of decoded trace chunks a kernel launch holds at once; further chunks whose records "    \
+    "compress >= 4x are held re-compressed per warp, decoded 16 KB at a time as warps read them " \
+    "(same results; bounds memory when long threadblocks are all resident, e.g. mvt at GB "       \
+    "footprints; docs/trace-format.md)")
 
 /// The groups, in listing order: X(member of SimConfig, struct, its list).
 #define UVMSIM_KNOB_GROUPS(X)                                                                     \

@@ -319,8 +319,9 @@ class LaunchStream {
   /// No budget: every chunk is held decoded until its threadblocks are released.
   static constexpr std::uint64_t kNoBudget = ~std::uint64_t{0};
   /// `decoded_budget`: decoded chunk bytes the stream holds at once. A chunk that would take it
-  /// past the budget is held paged instead: its warps' records re-compressed in segments of
-  /// kPageSegmentBytes, decoded one segment per warp as the warp reads it. The records and
+  /// past the budget is held paged instead, if its records compress at least 4x (else whole):
+  /// its warps' records re-compressed in segments of kPageSegmentBytes, decoded one segment
+  /// per warp as the warp reads it. The records and
   /// errors are the same; memory is then bounded by the compressed records plus one segment
   /// per warp, not by the decoded launch (a kernel whose long threadblocks are all resident
   /// at once, e.g. mvt at GB footprints; docs/trace-format.md, "Reading: memory and streaming").
