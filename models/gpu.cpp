@@ -473,9 +473,9 @@ void Gpu::raise_entry(FaultRecord& fr, Tick t, bool counted) {
   // The uTLB reports its misses one at a time and the GMMU serialises the writes of all uTLBs,
   // so concurrent faults of many SMs reach the buffer interleaved in time (Allen & Ge, SC'21:
   // every SM contributes ~3 entries to a full batch) rather than one uTLB's burst after another.
-  ut.reports.push_back(FaultEntry{fr.page_va, ready, fr.utlb, fr.kind});
   const auto rid = static_cast<std::uint32_t>(&fr - records_.data());
-  ut.report_records.push_back(ReportRef{rid, fr.block, record_gen_[rid], counted});
+  ut.reports.push_back(
+      QueuedReport{fr.page_va, ready, rid, fr.block, record_gen_[rid], fr.kind, counted});
   ++queued_reports_;
   if (!ut.report_scheduled) {
     ut.report_scheduled = true;
@@ -501,7 +501,11 @@ bool Gpu::report_due(std::uint32_t u, Tick now) {
 void Gpu::wait_for_gmmu(std::uint32_t u) {
   if (!gmmu_waiting_[u]) {
     gmmu_waiting_[u] = 1;
-    gmmu_ring_[(gmmu_head_ + gmmu_count_++) % gmmu_ring_.size()] = u;
+    // The ring holds each uTLB at most once, so head + count < 2 * size: a compare wraps it
+    // instead of a division (one per fault entry here and in on_gmmu_free).
+    std::size_t at = gmmu_head_ + gmmu_count_++;
+    if (at >= gmmu_ring_.size()) at -= gmmu_ring_.size();
+    gmmu_ring_[at] = u;
   }
 }
 
@@ -532,7 +536,7 @@ Tick Gpu::on_gmmu_free(Tick now, Tick horizon) {
         std::swap(gmmu_ring_[k], gmmu_ring_[gmmu_head_]);
       }
       const std::uint32_t u = gmmu_ring_[gmmu_head_];
-      gmmu_head_ = (gmmu_head_ + 1) % gmmu_ring_.size();
+      if (++gmmu_head_ == gmmu_ring_.size()) gmmu_head_ = 0;
       --gmmu_count_;
       gmmu_waiting_[u] = 0;
       if (!report_due(u, now)) continue;
@@ -560,10 +564,9 @@ Tick Gpu::on_gmmu_free(Tick now, Tick horizon) {
 
 void Gpu::write_report(std::uint32_t u, Tick now, bool defer) {
   Utlb& ut = utlbs_[u];
-  const ReportRef ref = ut.report_records[ut.report_head];
-  FaultEntry e = ut.reports[ut.report_head++];
+  const QueuedReport ref = ut.reports[ut.report_head++];
   --queued_reports_;
-  e.valid_at = now;
+  const FaultEntry e{ref.page_va, now, u, ref.kind};
   // The GMMU's time goes to the walk whether or not it ends in an entry.
   gmmu_free_ = now + write_interval_;
   ut.report_free = now + utlb_interval_;
@@ -583,7 +586,6 @@ void Gpu::write_report(std::uint32_t u, Tick now, bool defer) {
   }
   if (ut.report_head == ut.reports.size()) {
     ut.reports.clear();  // keeps its capacity
-    ut.report_records.clear();
     ut.report_head = 0;
     ut.report_scheduled = false;
     return;
@@ -591,14 +593,14 @@ void Gpu::write_report(std::uint32_t u, Tick now, bool defer) {
   // The next report's walk reads its record's generation and its block's residency: both are
   // cache misses when the GMMU gets to it (write_report and resolve_report were ~12 % of
   // `random` 4 GB at 50 %), so ask for them now, one GMMU interval ahead.
-  const ReportRef& next = ut.report_records[ut.report_head];
+  const QueuedReport& next = ut.reports[ut.report_head];
   __builtin_prefetch(&record_gen_[next.rid]);
   const VaBlock& nb = ctx_.va.blocks()[next.block];
-  const std::size_t word = VaSpace::page_index(ut.reports[ut.report_head].page_va) / 64 * 8;
+  const std::size_t word = VaSpace::page_index(next.page_va) / 64 * 8;
   __builtin_prefetch(reinterpret_cast<const char*>(&state_of(nb).resident) + word);
   __builtin_prefetch(reinterpret_cast<const char*>(&state_of(nb).remote_mapped) +
                      word);  // Gpu::mapped
-  const Tick due = std::max(ut.reports[ut.report_head].valid_at, ut.report_free);
+  const Tick due = std::max(next.valid_at, ut.report_free);
   if (defer && due < gmmu_free_) {
     // Its event would find the GMMU busy and only join the ring (join_).
     join_ = DeferredJoin{due, ctx_.queue.reserve_seq(), u, true};
@@ -764,7 +766,6 @@ void Gpu::on_replay(Tick now) {
     // with the rest, and those still missing are raised again below, in queue order.
     queued_reports_ -= ut.reports.size() - ut.report_head;
     ut.reports.clear();
-    ut.report_records.clear();
     ut.report_head = 0;
     ut.outstanding = 0;
     if (ut.live == 0) {

@@ -128,23 +128,29 @@ class Gpu final : public ThreadblockSource {
     /// its own entry at a replay.
     std::uint16_t waiting = 0;
   };
-  /// A queued report's record, its block, and the record's generation when it was raised (a
-  /// record freed by an earlier report's successful walk makes its later reports stale).
-  struct ReportRef {
+  /// A fault a uTLB has raised and not yet reported (paced reporting): the entry it becomes
+  /// (the uTLB is the queue's owner, the write time the GMMU's), its record, the record's block,
+  /// and the record's generation when it was raised (a record freed by an earlier report's
+  /// successful walk makes its later reports stale). One 32-byte element: the entry and its
+  /// record in two vectors cost two capacity checks per raise and two lines per write.
+  struct QueuedReport {
+    Addr page_va = 0;
+    Tick valid_at = 0;  ///< when the uTLB may report it
     std::uint32_t rid = 0, block = 0, gen = 0;
+    AccessKind kind = AccessKind::Read;
     bool counted = true;  ///< it took one of its uTLB's outstanding slots
   };
+  static_assert(sizeof(QueuedReport) == 32);
   struct Utlb {
     /// Records in fault order; entries whose generation no longer matches are dead.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> fifo;
     std::size_t fifo_head = 0;
     std::uint32_t outstanding = 0;  ///< records with an entry in the buffer this epoch
     std::uint32_t live = 0;
-    /// Far faults raised but not yet written to the buffer, oldest first (paced reporting).
-    std::vector<FaultEntry> reports;
-    /// The record each report is for, and its block (so the walk reads the block's mapping
-    /// without first missing on the record).
-    std::vector<ReportRef> report_records;
+    /// Far faults raised but not yet written to the buffer, oldest first (paced reporting),
+    /// each with its record and block (so the walk reads the block's mapping without first
+    /// missing on the record).
+    std::vector<QueuedReport> reports;
     std::size_t report_head = 0;
     Tick report_free = 0;  ///< the uTLB may report its next fault from here on
     bool report_scheduled = false;
