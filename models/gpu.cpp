@@ -547,8 +547,8 @@ Tick Gpu::on_gmmu_free(Tick now, Tick horizon) {
     // The next GmmuFree event. If it would be the next to fire (strictly earlier than every
     // queued event, whose sequence numbers are all smaller than its would be) and within the
     // horizon, fire it here: the same work in the same order, without the queue. Under heavy
-    // thrash the GMMU is never idle and this was one event per fault entry (README, "The same
-    // comparison without timing noise").
+    // thrash the GMMU is never idle and this was one event per fault entry (docs/speed-history.md,
+    // "The same comparison without timing noise").
     const Tick next = gmmu_free_;
     if (next > horizon || (!ctx_.queue.empty() && ctx_.queue.next_time() <= next)) {
       gmmu_event_ = true;

@@ -269,7 +269,8 @@ class Gpu final : public ThreadblockSource {
   /// scheduled. It keeps the event's time and reserved sequence number and joins the ring when
   /// an event after it looks at the ring (settle_join), or becomes the real event if a replay
   /// comes first. The run is the same event for event, with one event fewer per entry written
-  /// by a busy GMMU (README, "The fidelity work against this table").
+  /// by a busy GMMU (docs/speed-history.md, "The fidelity work
+  /// against this table").
   struct DeferredJoin {
     Tick time = 0;
     std::uint64_t seq = 0;

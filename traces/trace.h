@@ -264,7 +264,8 @@ class WarpStream {
   const std::string* source_ = nullptr;
   // Static, taking the fields it reports by value: a member function would let `this` escape
   // from next(), and a decoder loop over a local copy of the stream could then not keep the
-  // stream's fields in registers (README, "Decoding in registers").
+  // stream's fields in registers (docs/speed-history.md, "Decoding: the chunk CRC and the decoder's
+  // registers").
   [[noreturn]] static void fail(const std::string* source, std::uint32_t index, std::uint32_t total,
                                 const char* what, std::uint64_t value = ~std::uint64_t{0});
   [[noreturn]] void fail(const char* what, std::uint64_t value = ~std::uint64_t{0}) const {
