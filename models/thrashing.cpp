@@ -108,6 +108,33 @@ bool ThrashingDetector::on_migration(std::uint32_t block, unsigned page, Process
   return became;
 }
 
+unsigned ThrashingDetector::on_migration(std::uint32_t block, const PageMask& pages, Processor dest,
+                                         Tick now, Cause cause) {
+  if (!cfg_.enable) return 0;
+  unsigned p = pages.find_next(0);
+  if (p >= kPagesPerBlock) return 0;
+  BlockState& b = blocks_[block];
+  if (!b.pages) {
+    // Without per-page state an event only updates the block's last processor and time, unless
+    // it sees another processor within lapse (thrashing_event_cb): then the first page's call
+    // allocates the state and every page is counted. Otherwise the per-page calls would all
+    // find the processor the first one stored, so one update stands for them (a single-GPU run
+    // never gets past here: it was ~600 instructions per serviced block, `random` 4 GB at 50 %).
+    if (cause == Cause::Other) return 0;
+    const std::int8_t d = id(dest);
+    if (!b.has_last || b.last_proc == d || now - b.last_time > lapse_) {
+      b.has_last = true;
+      b.last_proc = d;
+      b.last_time = now;
+      return 0;
+    }
+  }
+  unsigned became = 0;
+  for (; p < kPagesPerBlock; p = pages.find_next(p + 1))
+    became += on_migration(block, p, dest, now, cause) ? 1 : 0;
+  return became;
+}
+
 void ThrashingDetector::adjust_lapse(Tick gap) {
   // adjust_thrashing_lapse: a signed 8-bit vote, +1 for a gap >= lapse, -1 otherwise. As
   // written in the driver, both branches test "vote >= threshold": the lapse grows by lapse/8

@@ -59,6 +59,10 @@ class ThrashingDetector {
   void configure(const ThrashingConfig& cfg, std::size_t num_blocks, const Topology& topology);
   /// A page of block `block` was copied to `dest` at `now`. Returns true if it became thrashing.
   bool on_migration(std::uint32_t block, unsigned page, Processor dest, Tick now, Cause cause);
+  /// The pages of `pages` were copied to `dest` at `now` (one migration event of the driver):
+  /// the per-page calls above, in page order. Returns how many pages became thrashing.
+  unsigned on_migration(std::uint32_t block, const PageMask& pages, Processor dest, Tick now,
+                        Cause cause);
   /// Hint for a fault by `requester` on the page (uvm_perf_thrashing_get_hint). `resident` is
   /// the page's residency mask (bit()), `preferred` the block's preferred location or nullptr.
   Result get_hint(std::uint32_t block, unsigned page, Processor requester, ProcessorMask resident,

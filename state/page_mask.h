@@ -75,12 +75,16 @@ class PageMask {
       return x & 0x0001000100010001ull;
     };
     for (unsigned wi = b0 / 4; wi * 4 < b1; ++wi) {
-      std::uint64_t sel = lanes(any.w_[wi]) & ~lanes(none.w_[wi]);
-      for (unsigned k = 0; k < 4; ++k)
-        if (wi * 4 + k < b0 || wi * 4 + k >= b1) sel &= ~(std::uint64_t{1} << (16 * k));
+      std::uint64_t sel = lanes(any.w_[wi]);
+      if (none.w_[wi]) sel &= ~lanes(none.w_[wi]);  // thrashing pages are rare
+      if (wi * 4 < b0 || wi * 4 + 4 > b1)           // only the range's end words are cut
+        for (unsigned k = 0; k < 4; ++k)
+          if (wi * 4 + k < b0 || wi * 4 + k >= b1) sel &= ~(std::uint64_t{1} << (16 * k));
       w_[wi] |= sel * 0xFFFFu;  // each selected bit 16k becomes lane k, no carries between
     }
   }
+  /// Word `i` (pages 64i..64i+63, page 64i in bit 0).
+  std::uint64_t word(unsigned i) const { return w_[i]; }
   /// First set page at or after `from`, or kBits.
   unsigned find_next(unsigned from) const {
     while (from < kBits) {

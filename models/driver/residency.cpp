@@ -388,8 +388,7 @@ void Residency::pull_from_peers(VaBlock& b, const PageMask& pages, const PageMas
 
 void Residency::note_migration(VaBlock& b, const PageMask& pages, Processor dest, Tick now,
                                ThrashingDetector::Cause cause) {
-  for (unsigned p = pages.find_next(0); p < kPagesPerBlock; p = pages.find_next(p + 1))
-    if (thrashing_.on_migration(b.id, p, dest, now, cause)) ++dc_.stats().thrashing_pages;
+  dc_.stats().thrashing_pages += thrashing_.on_migration(b.id, pages, dest, now, cause);
 }
 
 void Residency::migrate_to_cpu(VaBlock& b, const PageMask& pages_in, DtohCause cause,
