@@ -28,7 +28,7 @@ run() {
   local load
   load=$(cut -d' ' -f1 /proc/loadavg)
   for i in $(seq "$repeat"); do
-    /usr/bin/time -f '%U %S' -o "$dir/t$i" \
+    python3 scripts/cpu_seconds.py "$dir/t$i" \
       $B run --gpu titanv --stats-out "$dir/s$i.json" -q "$@" >/dev/null
   done
   python3 - "$name" "$dir" "$repeat" "$load" <<'PY'
