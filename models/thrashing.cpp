@@ -59,6 +59,16 @@ void ThrashingDetector::reset_page(BlockState& b, unsigned page) {
   b.thrashing.reset(page);
 }
 
+bool ThrashingDetector::block_event(BlockState& b, std::int8_t dest, Tick now) {
+  // Per-page state only once the block sees two processors within lapse.
+  const bool other = b.has_last && b.last_proc != dest && now - b.last_time <= lapse_;
+  b.has_last = true;
+  b.last_proc = dest;
+  b.last_time = now;
+  if (other) b.pages = std::make_unique<PageState[]>(kPagesPerBlock);
+  return other;
+}
+
 bool ThrashingDetector::on_migration(std::uint32_t block, unsigned page, Processor dest, Tick now,
                                      Cause cause) {
   if (!cfg_.enable) return false;
@@ -71,15 +81,7 @@ bool ThrashingDetector::on_migration(std::uint32_t block, unsigned page, Process
   // is_migration_pinned_pages_update: moving a pinned page to its pin is no event.
   if (b.pages && b.pinned.test(page)) return false;
   const std::int8_t d = id(dest);
-  if (!b.pages) {
-    // Per-page state only once the block sees two processors within lapse.
-    const bool other = b.has_last && b.last_proc != d && now - b.last_time <= lapse_;
-    b.has_last = true;
-    b.last_proc = d;
-    b.last_time = now;
-    if (!other) return false;
-    b.pages = std::make_unique<PageState[]>(kPagesPerBlock);
-  }
+  if (!b.pages && !block_event(b, d, now)) return false;
   PageState& p = b.pages[page];
   bool became = false;
   p.processors |= bit_of(d);
@@ -114,21 +116,12 @@ unsigned ThrashingDetector::on_migration(std::uint32_t block, const PageMask& pa
   unsigned p = pages.find_next(0);
   if (p >= kPagesPerBlock) return 0;
   BlockState& b = blocks_[block];
-  if (!b.pages) {
-    // Without per-page state an event only updates the block's last processor and time, unless
-    // it sees another processor within lapse (thrashing_event_cb): then the first page's call
-    // allocates the state and every page is counted. Otherwise the per-page calls would all
-    // find the processor the first one stored, so one update stands for them (a single-GPU run
-    // never gets past here: it was ~600 instructions per serviced block, `random` 4 GB at 50 %).
-    if (cause == Cause::Other) return 0;
-    const std::int8_t d = id(dest);
-    if (!b.has_last || b.last_proc == d || now - b.last_time > lapse_) {
-      b.has_last = true;
-      b.last_proc = d;
-      b.last_time = now;
-      return 0;
-    }
-  }
+  // Without per-page state the event is the block's alone, as thrashing_event_cb takes it once
+  // per migrated region: every per-page call after the first would find the processor the first
+  // stored. So one block_event stands for them all, unless it allocates the state; then every
+  // page is counted. (A single-GPU run never gets past here: the per-page calls were ~600
+  // instructions per serviced block of `random` 4 GB at 50 %.)
+  if (!b.pages && (cause == Cause::Other || !block_event(b, id(dest), now))) return 0;
   unsigned became = 0;
   for (; p < kPagesPerBlock; p = pages.find_next(p + 1))
     became += on_migration(block, p, dest, now, cause) ? 1 : 0;

@@ -124,6 +124,9 @@ class ThrashingDetector {
   };
 
   void reset_page(BlockState& b, unsigned page);
+  /// A migration event of a block without per-page state: records its processor and time and,
+  /// if it follows another processor's within lapse, allocates the per-page state (true).
+  bool block_event(BlockState& b, std::int8_t dest, Tick now);
   static void end_throttling(PageState& p);
   void throttle_update(PageState& p, std::int8_t req, Tick now);
   Result migration_hint(const PageState& p, std::int8_t req, ProcessorMask resident,

@@ -53,15 +53,6 @@ class PageMask {
     return ((w_[bp >> 2] >> ((bp & 3) * 16)) & 0xFFFFu) == 0xFFFFu;
   }
   bool big_page_any(unsigned bp) const { return ((w_[bp >> 2] >> ((bp & 3) * 16)) & 0xFFFFu) != 0; }
-  /// Set pages of big page `bp` (0..31).
-  unsigned big_page_count(unsigned bp) const {
-    return static_cast<unsigned>(std::popcount((w_[bp >> 2] >> ((bp & 3) * 16)) & 0xFFFFu));
-  }
-  /// Set pages of the `n` pages from `first` (n <= 16, within one 16-page-aligned group).
-  unsigned count_small(unsigned first, unsigned n) const {
-    const std::uint64_t m = (std::uint64_t{1} << n) - 1;
-    return static_cast<unsigned>(std::popcount((w_[first >> 6] >> (first & 63)) & m));
-  }
   /// Fills each big page in [b0, b1) (big-page indices) holding a page of `any` and none of
   /// `none`: a word at a time, without testing the big pages one by one.
   void fill_big_pages(const PageMask& any, const PageMask& none, unsigned b0, unsigned b1) {

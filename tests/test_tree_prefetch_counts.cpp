@@ -1,7 +1,7 @@
-// The driver's tree prefetcher counts its nodes from per-big-page prefix sums and fills big pages
-// a word at a time (policies/prefetch/tree/tree.cpp). Checked against the direct form of the
-// same rules (a count over each node's pages, each big page tested on its own) on random
-// blocks: partial regions, thrashing pages, every threshold the knob allows.
+// The driver's tree prefetcher counts its nodes with masked word popcounts and per-word prefix
+// sums and fills big pages a word at a time (policies/prefetch/tree/tree.cpp). Checked against the
+// direct form of the same rules (a count over each node's pages, each big page tested on its own)
+// on random blocks: partial regions, thrashing pages, every threshold the knob allows.
 #include <gtest/gtest.h>
 
 #include <algorithm>
