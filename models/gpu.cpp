@@ -231,8 +231,8 @@ Tick Gpu::peer_access(Tick t, const trace::AccessRecord& r, unsigned holder) {
   // those of the SM's other warps.
   t = sm_.lsu(sm, t, r.va, r.bytes, r.repeat);
   ++ctx_.stats.l1_tlb_lookups;
-  Memo& memo = memo_[memo_index(sm, r.va >> kPageShift)];
-  if (!retried && memo.vpn == r.va >> kPageShift && memo_hit(memo, sm, r, t, done)) return true;
+  Memo& memo = memo_[memo_index(sm, r.va)];
+  if (!retried && memo.tag == r.va >> memo.shift && memo_hit(memo, sm, r, t, done)) return true;
   // The full look-up is out of line: a TLB-hit-bound run (STREAM, gemm) takes the memo on most
   // accesses, and the full path's register saves were ~20 instructions of every call.
   return translate(wi, sm, r, t, done, memo);
@@ -335,8 +335,16 @@ bool Gpu::translate(std::uint32_t wi, std::uint32_t sm, const trace::AccessRecor
       GpuBlockState& mine = const_cast<GpuBlockState&>(g);
       if (write) mine.dirty.set(page);
       note_gpu_access(mine, page, s.prefetch_use);
-      if (!ats && memo_on_)
-        memo = Memo{r.va >> kPageShift, &b, &mine, key, l1.last_slot(), g.mapping_gen};
+      if (!ats && memo_on_) {
+        // The window the entry covers: its PTE's (tlb_key's size class). A 2 MB PTE is a full
+        // block's; a 64 KB one lies in the block too, since only the block's own pages are ever
+        // resident in it.
+        static constexpr std::uint8_t kShift[4] = {kPageShift, kBigPageShift, kBlockShift, 0};
+        const std::uint8_t shift = kShift[key & 3];
+        assert((key & 3) != 1 || (page / kPagesPerBigPage * kPagesPerBigPage >= b.first_page &&
+                                  (page / kPagesPerBigPage + 1) * kPagesPerBigPage <= b.end_page));
+        memo = Memo{r.va >> shift, &b, &mine, key, l1.last_slot(), g.mapping_gen, shift};
+      }
     } else {
       // Remote: the host copy, or with peer access a peer's (the GPU's access counters count
       // both: they track accesses to memory that is not the GPU's own).

@@ -1,9 +1,9 @@
 // The TLB-hit shortcut (Gpu::memo_hit): each SM remembers where its L1 TLB holds the
-// translation of a recently used page, so a hit skips the VA range and block lookups and the
-// set's scan. It must change nothing: every run below is simulated with and without it and
-// must give the same statistics, bit for bit, on the paths where a remembered translation goes
-// stale (eviction, read-duplicated pages written, pages migrated to a peer or the host, PTE
-// sizes growing as a block fills, ATS, a coherent host).
+// translation of a recently used page (or of its whole 64 KB or 2 MB PTE), so a hit skips the
+// VA range and block lookups and the set's scan. It must change nothing: every run below is
+// simulated with and without it and must give the same statistics, bit for bit, on the paths
+// where a remembered translation goes stale (eviction, read-duplicated pages written, pages
+// migrated to a peer or the host, PTE sizes growing as a block fills, ATS, a coherent host).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -83,6 +83,9 @@ TEST(TranslationMemo, ChangesNoStatistic) {
       {"--gpu", "rtx3090", "--trace", mvt, "--oversub", "50"},
       {"--gpu", "rtx3090", "--trace", mvt, "--oversub", "50", "--placement", "suv"},
       {"--gpu", "titanv", "--trace", bfs, "--oversub", "75", "--eviction", "lru"},
+      // Entries for whole 64 KB and 2 MB PTEs (Memo::shift) while blocks fill and are evicted.
+      {"--gpu", "titanv", "--trace", bfs, "--oversub", "50"},
+      {"--gpu", "titanv", "--trace", mvt, "--oversub", "30", "--prefetch", "none"},
       {"--gpu", "h100-sxm-x4-nvlink", "--trace", halo},
       {"--gpu", "a100-40gb-x4-pcie", "--trace", halo, "--oversub", "50"},
       {"--gpu", "gh200", "--trace", bfs, "--oversub", "50", "--set", "driver.ats=true"},
