@@ -280,9 +280,9 @@ TEST(TraceCodec, VarintAndZigzag) {
   EXPECT_EQ(codec::get_varint(buf.data(), buf.data() + buf.size(), v), nullptr);
 }
 
-// get_short_varint (the record decoders', one to three bytes unrolled) must agree with
+// get_short_varint (the record decoders', one to four bytes unrolled) must agree with
 // get_varint on every input: value, length and rejection, for every encoded length, with 0-12
-// bytes readable (the unrolled path needs 3), non-canonical encodings (trailing zero groups) and
+// bytes readable (the unrolled path needs 4), non-canonical encodings (trailing zero groups) and
 // bytes beyond the varint.
 TEST(TraceCodec, ShortVarintAgreesWithTheByteLoopEverywhere) {
   std::mt19937_64 rng(11);

@@ -404,7 +404,7 @@ inline bool WarpStream::next(AccessRecord& out) {
   const std::uint8_t kind = flags & kKindMask;
   if (kind > static_cast<std::uint8_t>(AccessKind::Atomic)) fail("unknown access kind", kind);
 
-  // One- to three-byte varints are by far the most common (get_short_varint).
+  // One- to four-byte varints are by far the most common (get_short_varint).
   std::uint64_t v;
   auto read = [&](const char* what) {
     p = get_short_varint(p, end_, v);
